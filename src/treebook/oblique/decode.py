@@ -1,0 +1,227 @@
+r"""OF-AE decoding: the l1 linear program of a code, solved per sample.
+
+For a code (one leaf per tree) the paths give half-spaces ``A x >= b`` (paper: right branch
+``<w, x> >= t``, left branch ``<-w, x> >= -t``). The decoder solves
+
+.. math::  \min_x \|x\|_1 \quad \text{s.t.}\quad A x \ge b,\; \ell \le x \le u,
+
+as a linear program. With ``x = x^+ - x^-`` (``x^\pm \ge 0``) the objective is ``1^T (x^+ + x^-)``; when the
+box has ``\ell \ge 0`` the objective is simply ``1^T x`` and ``x^-`` is dropped (images), halving the columns.
+
+Solvers (all return the same optimum; tests compare them):
+
+* ``"highs"`` — the model handed to HiGHS directly (highspy), one fresh model per sample, samples in
+  parallel over processes (``n_jobs``);
+* ``"pulp"`` — the same LP written with PuLP, the readable reference (CBC);
+* ``"cvxpy"`` — the authors' approach: a CVXPY problem ``min ||x||_1 s.t. A x >= b`` per sample, solved in
+  sequence (optional dependency, the ``compare`` extra).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "SOLVERS",
+    "decode_forest",
+    "l1_decode_cvxpy",
+    "l1_decode_highs",
+    "l1_decode_pulp",
+    "system_with_margin",
+]
+
+SOLVERS = ("highs", "pulp", "cvxpy")
+
+
+def _columns(lo, hi):
+    """Variables of the split form: x+ in [max(lo,0), max(hi,0)], x- in [max(-hi,0), max(-lo,0)]."""
+    lo_p, hi_p = np.maximum(lo, 0.0), np.maximum(hi, 0.0)
+    lo_m, hi_m = np.maximum(-hi, 0.0), np.maximum(-lo, 0.0)
+    need_minus = hi_m > 0
+    return lo_p, hi_p, lo_m, hi_m, need_minus
+
+
+def l1_decode_highs(A, b, lo, hi):
+    """Solve ``min ||x||_1 s.t. A x >= b, lo <= x <= hi`` with HiGHS. Returns ``(x, status, objective)``;
+    status is ``"optimal"``, ``"infeasible"``, ``"unbounded"`` or HiGHS's status text."""
+    import highspy
+
+    A = np.asarray(A, dtype=float)
+    m, p = A.shape
+    lo_p, hi_p, lo_m, hi_m, need_minus = _columns(lo, hi)
+    idx_m = np.flatnonzero(need_minus)
+    M = sp.csc_matrix(A) if not sp.issparse(A) else A.tocsc()
+    if len(idx_m):
+        M = sp.hstack([M, -M[:, idx_m]], format="csc")
+    ncol = p + len(idx_m)
+    inf = highspy.kHighsInf
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    lp = highspy.HighsLp()
+    lp.num_col_ = ncol
+    lp.num_row_ = m
+    # The objective coefficient of x+ is +1, of x- is +1; when lo >= 0 only x+ exists (sum x).
+    # When hi <= 0 for a feature, x+ is fixed at 0 and x- carries the value.
+    lp.col_cost_ = np.ones(ncol)
+    lp.col_lower_ = np.concatenate([lo_p, lo_m[idx_m]])
+    lp.col_upper_ = np.where(np.isinf(np.concatenate([hi_p, hi_m[idx_m]])), inf,
+                             np.concatenate([hi_p, hi_m[idx_m]]))
+    lp.row_lower_ = np.asarray(b, dtype=float)
+    lp.row_upper_ = np.full(m, inf)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = M.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = M.indices.astype(np.int32)
+    lp.a_matrix_.value_ = M.data.astype(float)
+    lp.a_matrix_.num_col_ = ncol
+    lp.a_matrix_.num_row_ = m
+    h.passModel(lp)
+    h.run()
+    st = h.getModelStatus()
+    if st == highspy.HighsModelStatus.kOptimal:
+        sol = np.asarray(h.getSolution().col_value)
+        x = sol[:p].copy()
+        x[idx_m] -= sol[p:]
+        return x, "optimal", float(h.getInfo().objective_function_value)
+    name = {highspy.HighsModelStatus.kInfeasible: "infeasible",
+            highspy.HighsModelStatus.kUnbounded: "unbounded",
+            highspy.HighsModelStatus.kUnboundedOrInfeasible: "infeasible"}.get(st, str(st))
+    return None, name, np.nan
+
+
+def l1_decode_pulp(A, b, lo, hi):
+    """Reference formulation with PuLP (CBC): variables ``x+``, ``x-`` per feature,
+    ``min sum(x+ + x-)`` subject to ``sum_j A_ij (x+_j - x-_j) >= b_i`` and the box."""
+    import pulp
+
+    A = np.asarray(A, dtype=float)
+    m, p = A.shape
+    prob = pulp.LpProblem("ofae_decode", pulp.LpMinimize)
+    lo_p, hi_p, lo_m, hi_m, _ = _columns(lo, hi)
+
+    def bound(v):
+        return None if np.isinf(v) else float(v)
+
+    xp = [prob.add_variable(f"xp{j}", bound(lo_p[j]), bound(hi_p[j])) for j in range(p)]
+    xm = [prob.add_variable(f"xm{j}", bound(lo_m[j]), bound(hi_m[j])) for j in range(p)]
+    prob += pulp.lpSum(xp) + pulp.lpSum(xm)
+    for i in range(m):
+        nz = np.flatnonzero(A[i])
+        prob += pulp.lpSum(float(A[i, j]) * (xp[j] - xm[j]) for j in nz) >= float(b[i])
+    import warnings
+
+    with warnings.catch_warnings():  # the bundled CBC is an independent solver: the point of a reference
+        warnings.simplefilter("ignore", DeprecationWarning)
+        prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    status = pulp.LpStatus[prob.status].lower()
+    if status != "optimal":
+        return None, status, np.nan
+    x = np.array([xp[j].value() - xm[j].value() for j in range(p)], dtype=float)
+    return x, "optimal", float(pulp.value(prob.objective))
+
+
+def l1_decode_cvxpy(A, b, lo, hi):
+    """The authors' decoder: one CVXPY problem per sample, ``min ||x||_1 s.t. A x >= b`` (+ box).
+    Needs the optional ``cvxpy`` package."""
+    try:
+        import cvxpy as cp
+    except ImportError as exc:  # optional dependency
+        raise ImportError("the 'cvxpy' solver needs the optional package cvxpy (extra 'compare')") from exc
+    A = np.asarray(A, dtype=float)
+    p = A.shape[1]
+    x = cp.Variable(p)
+    cons = [A @ x >= b]
+    if np.isfinite(lo).any():
+        cons.append(x >= np.where(np.isfinite(lo), lo, -1e30))
+    if np.isfinite(hi).any():
+        cons.append(x <= np.where(np.isfinite(hi), hi, 1e30))
+    prob = cp.Problem(cp.Minimize(cp.norm1(x)), cons)
+    try:
+        prob.solve()
+    except cp.error.SolverError:
+        return None, "solver error", np.nan
+    if prob.status not in ("optimal", "optimal_inaccurate"):
+        return None, str(prob.status), np.nan
+    return np.asarray(x.value, dtype=float), "optimal", float(prob.value)
+
+
+_FUNCS = {"highs": l1_decode_highs, "pulp": l1_decode_pulp, "cvxpy": l1_decode_cvxpy}
+
+
+def system_with_margin(W, bias, rows, signs, margin):
+    """``A x >= b`` of one path set, each side pushed inward by ``margin * (1 + |t|)``."""
+    A = signs[:, None] * W[rows]
+    t = bias[rows]
+    b = signs * t + margin * (1.0 + np.abs(t))
+    return A, b
+
+
+def _decode_chunk(W, bias, path_rows, path_signs, gcodes, lo, hi, margin, solver, progress=False):
+    from threadpoolctl import threadpool_limits
+
+    func = _FUNCS[solver]
+    n, p = len(gcodes), W.shape[1]
+    X = np.empty((n, p))
+    status = np.empty(n, dtype=object)
+    objective = np.full(n, np.nan)
+    used_margin = np.zeros(n, dtype=bool)
+    fallback = np.clip(0.0, lo, hi)
+    it = range(n)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc="decode")
+    with threadpool_limits(1):
+        for i in it:
+            rows = path_rows[gcodes[i]].ravel()
+            signs = path_signs[gcodes[i]].ravel().astype(float)
+            keep = rows >= 0
+            rows, signs = rows[keep], signs[keep]
+            x, st = None, "not solved"
+            for mg in ((margin, 0.0) if margin > 0 else (0.0,)):
+                A, b = system_with_margin(W, bias, rows, signs, mg)
+                try:
+                    x, st, obj = func(A, b, lo, hi)
+                except (ValueError, RuntimeError, ArithmeticError) as exc:
+                    x, st, obj = None, f"error: {exc}", np.nan
+                if x is not None:
+                    used_margin[i] = mg > 0
+                    break
+            if x is None:
+                X[i] = fallback
+                status[i] = st
+            else:
+                X[i] = x
+                status[i] = "optimal"
+                objective[i] = obj
+    return X, status, objective, used_margin
+
+
+def decode_forest(forest, codes, solver="highs", n_jobs=1, progress=False, margin=None):
+    """Decode every code row of a fitted :class:`ObliqueForestEmbedding` (or any object with the same
+    arrays) by the l1 LP. Returns ``(X, info)``; ``info`` holds per-sample ``status`` ("optimal" or the
+    reason a fallback point — the box point nearest to 0 — was used), ``objective`` (``||x||_1``) and
+    ``margin_used``. Samples are decoded in parallel over ``n_jobs`` processes."""
+    if solver not in _FUNCS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    g = forest.check_codes(codes)
+    lo, hi = forest._box
+    margin = forest.margin if margin is None else margin
+    args = (forest.weights_, forest.bias_, forest.path_rows_, forest.path_signs_)
+    n = len(g)
+    n_jobs = max(1, min(int(n_jobs or 1), n))
+    if n_jobs == 1:
+        parts = [_decode_chunk(*args, g, lo, hi, margin, solver, progress)]
+    else:
+        from joblib import Parallel, delayed
+
+        chunks = np.array_split(np.arange(n), n_jobs)
+        parts = Parallel(n_jobs=n_jobs, backend="loky")(
+            delayed(_decode_chunk)(*args, g[c], lo, hi, margin, solver) for c in chunks)
+    X = np.vstack([q[0] for q in parts])
+    info = {"status": np.concatenate([q[1] for q in parts]),
+            "objective": np.concatenate([q[2] for q in parts]),
+            "margin_used": np.concatenate([q[3] for q in parts])}
+    info["n_failed"] = int(np.sum(info["status"] != "optimal"))
+    return X, info

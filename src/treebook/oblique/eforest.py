@@ -1,0 +1,97 @@
+"""The eForest baseline (Feng & Zhou 2018): an axis-parallel unsupervised forest decoded by the
+Maximum Compatibility Rule (MCR).
+
+A path of axis-parallel splits confines every feature to an interval; MCR intersects the intervals of all
+trees' paths (the maximal-compatible rule) and returns a point of the resulting box. For axis-parallel
+trees with a box ``lo >= 0`` the l1 decoder of OF-AE returns the point of MCR's box nearest to 0 (the objective
+is separable, so each coordinate is the point of its interval nearest to 0), so MCR *is* the l1 decoder there; for
+oblique splits the constraints couple features and no per-feature rule applies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from treebook.oblique.forest import ObliqueForestEmbedding
+
+__all__ = ["EForestEmbedding", "mcr_bounds"]
+
+
+def mcr_bounds(forest, codes, margin=0.0):
+    """Per-sample feature intervals ``[lower, upper]`` of the intersected path boxes (axis-parallel forest).
+
+    Right branches (``x_f >= t``) raise ``lower``; left branches (``x_f < t``) lower ``upper``; both start
+    from the forest's box. ``margin`` moves every split bound inward by ``margin (1 + |t|)``, as the LP
+    decoder does, so that a point of the box re-encodes to the same leaves. Vectorised over samples with
+    ``np.maximum.at`` / ``np.minimum.at``.
+    """
+    g = forest.check_codes(codes)
+    W = forest.weights_
+    feat = np.argmax(np.abs(W), axis=1)
+    if not np.allclose(np.abs(W[np.arange(len(W)), feat]), 1.0) or np.count_nonzero(W) != len(W):
+        raise ValueError("MCR needs an axis-parallel forest (one unit weight per split)")
+    lo, hi = forest._box
+    n = len(g)
+    lower = np.tile(lo, (n, 1))
+    upper = np.tile(hi, (n, 1))
+    rows = forest.path_rows_[g].reshape(n, -1)
+    signs = forest.path_signs_[g].reshape(n, -1)
+    samp = np.repeat(np.arange(n), rows.shape[1])
+    rows, signs = rows.ravel(), signs.ravel()
+    keep = rows >= 0
+    samp, rows, signs = samp[keep], rows[keep], signs[keep]
+    f = feat[rows]
+    t = forest.bias_[rows] * np.sign(W[rows, f])
+    # a negative unit weight flips the inequality's side
+    eff = signs * np.sign(W[rows, f])
+    r = eff > 0
+    t = t + np.where(r, 1.0, -1.0) * margin * (1.0 + np.abs(t))
+    np.maximum.at(lower, (samp[r], f[r]), t[r])
+    np.minimum.at(upper, (samp[~r], f[~r]), t[~r])
+    return lower, upper
+
+
+class EForestEmbedding(ObliqueForestEmbedding):
+    """eForest: RandomTreesEmbedding-style forest (``tree="random"``) or CART on a random target
+    (``tree="axis"``), decoded by MCR.
+
+    ``point`` chooses the point of the MCR box: ``"l1"`` (the box point nearest to 0, ``clip(0, lower, upper)``:
+    the l1 decode of an axis-parallel code), ``"mid"`` (centre of the box, an infinite end replaced by the
+    other end, 0 if both are infinite).
+    """
+
+    def __init__(self, tree="random", n_estimators=100, max_depth=None, max_samples=1.0, max_features=1.0,
+                 bootstrap=False, min_samples_leaf=1, box=None, point="mid", random_state=None,
+                 progress=False):
+        super().__init__(tree=tree, n_estimators=n_estimators, max_depth=max_depth, max_samples=max_samples,
+                         max_features=max_features, bootstrap=bootstrap, min_samples_leaf=min_samples_leaf,
+                         box=box, random_state=random_state, progress=progress)
+        self.point = point
+
+    def _check_params(self):
+        super()._check_params()
+        if self.tree not in ("random", "axis"):
+            raise ValueError(f"EForestEmbedding needs axis-parallel trees ('random' or 'axis'), got {self.tree!r}")
+        if self.point not in ("l1", "mid"):
+            raise ValueError(f"point must be 'l1' or 'mid', got {self.point!r}")
+
+    def _fit(self, X):
+        super()._fit(X)
+        self.feature_range_ = (X.min(axis=0), X.max(axis=0))
+
+    def inverse_transform(self, codes, return_info=False):
+        """MCR decoding of a code matrix."""
+        check_is_fitted(self, "tree_arrays_")
+        lower, upper = mcr_bounds(self, codes, margin=self.margin)
+        if self.point == "l1":
+            X = np.minimum(np.maximum(0.0, lower), upper)
+        else:
+            # an unbounded end is replaced by the training range, widened if the other end lies beyond it
+            lo_r, hi_r = self.feature_range_
+            span = np.maximum(hi_r - lo_r, 1e-12)
+            lo_eff = np.where(np.isfinite(lower), lower, np.minimum(lo_r, upper - span))
+            hi_eff = np.where(np.isfinite(upper), upper, np.maximum(hi_r, lower + span))
+            X = 0.5 * (lo_eff + hi_eff)
+        info = {"lower": lower, "upper": upper, "n_failed": int(np.sum(lower > upper))}
+        return (X, info) if return_info else X

@@ -1,0 +1,359 @@
+"""Unsupervised oblique forests and the OF-AE encoder/decoder (Alecsa et al., OF-AE)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from treebook.oblique.grow import DIRECTIONS, TreeArrays, grow_oblique_tree, random_rotation
+
+__all__ = ["HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor", "check_box", "check_finite_2d"]
+
+
+def check_finite_2d(X, name="X", n_features=None):
+    """2-D finite float array or a clear ``ValueError``."""
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from None
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape})")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        rows = np.unique(np.nonzero(bad)[0])[:10]
+        raise ValueError(f"{name} contains NaN or inf (rows {rows.tolist()})")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features, expected {n_features}")
+    return X
+
+
+def check_box(box, n_features):
+    """``box`` = None or ``(lo, hi)`` (scalars or length-``n_features`` arrays) -> (lo, hi) arrays."""
+    if box is None:
+        return np.full(n_features, -np.inf), np.full(n_features, np.inf)
+    try:
+        lo, hi = box
+    except (TypeError, ValueError):
+        raise ValueError(f"box must be None or a pair (lo, hi), got {box!r}") from None
+    lo = np.broadcast_to(np.asarray(lo, dtype=float), (n_features,)).copy()
+    hi = np.broadcast_to(np.asarray(hi, dtype=float), (n_features,)).copy()
+    if np.isnan(lo).any() or np.isnan(hi).any():
+        raise ValueError("box contains NaN")
+    if (lo > hi).any():
+        raise ValueError(f"box has lo > hi at features {np.flatnonzero(lo > hi)[:10].tolist()}")
+    return lo, hi
+
+
+@njit(cache=True)
+def _traverse(P, bias, left, right, node_row, roots, out):
+    n, T = out.shape
+    for i in range(n):
+        for t in range(T):
+            node = roots[t]
+            while left[node] >= 0:
+                r = node_row[node]
+                if P[i, r] >= bias[r]:
+                    node = right[node]
+                else:
+                    node = left[node]
+            out[i, t] = node - roots[t]
+
+
+def _tree_to_core(arr: TreeArrays, subset, n_features):
+    """The grown tree as a :class:`treebook.tree.Tree` with ``HyperplaneSplit`` nodes in the full feature
+    space. Node ids are preserved (the grower numbers a parent before its children)."""
+    from treebook.tree import HyperplaneSplit, TreeBuilder
+
+    b = TreeBuilder(1)
+    parent = np.full(arr.n_nodes, -1)
+    is_right = np.zeros(arr.n_nodes, dtype=bool)
+    internal = np.flatnonzero(arr.left >= 0)
+    parent[arr.left[internal]] = internal
+    parent[arr.right[internal]] = internal
+    is_right[arr.right[internal]] = True
+    for nd in range(arr.n_nodes):
+        b.add_node(np.array([arr.value[nd]]), int(arr.n_samples[nd]), float(arr.impurity[nd]),
+                   parent=int(parent[nd]), is_right=bool(is_right[nd]))
+    for nd in internal:
+        w = np.zeros(n_features)
+        w[subset] = arr.weights[nd]
+        b.set_split(int(nd), HyperplaneSplit(w, float(arr.bias[nd])))
+    return b.build()
+
+
+class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
+    """OF-AE: an unsupervised bagged forest of oblique trees used as an autoencoder.
+
+    Each tree is an HHCART or RandCART regression tree fitted to a uniform random target on a bootstrap
+    sample (``max_samples``) of a random feature subset (``max_features``) — the RandomTreesEmbedding trick
+    of the paper's unsupervised BaggingRegressor. ``transform`` encodes a sample by its leaf id in every
+    tree; ``inverse_transform`` is the OF-AE decoder: the path of every leaf is a set of half-spaces
+    ``s_j <w_j, x> >= s_j b_j`` (paper, the system ``A x >= b``), and the decoded point solves the
+    l1 problem ``min ||x||_1  s.t.  A x >= b, lo <= x <= hi`` (paper, the decoding problem) as a linear
+    program.
+
+    Parameters
+    ----------
+    tree : {"hhcart", "randcart", "axis", "random"}
+        Oblique trees (HHCART, RandCART) or axis-parallel ones (CART on the random target, or
+        RandomTreesEmbedding-style random splits).
+    direction : {"pca", "svd", "ica", "fa", "grp"}
+        HHCART's 1-D direction estimator (PCA, TruncatedSVD, FastICA, FactorAnalysis, GaussianRandomProjection).
+    n_estimators, max_depth, min_samples_leaf : tree/forest sizes.
+    max_samples : float in (0, 1] — fraction of samples drawn per tree (with replacement if ``bootstrap``).
+    max_features : float in (0, 1] — fraction of features drawn (without replacement) per tree.
+    split_rule : {"best", "mean"} — candidate thresholds (all midpoints, or the node mean per column).
+    box : None or (lo, hi) — bounds added to the decoding LP (e.g. (0, 255) for 8-bit images).
+    margin : float — the strict side of a split is imposed as ``w.x <= b - margin`` and the other side as
+        ``w.x >= b + margin`` (scaled by ``1 + |b|``) so that a decoded point re-encodes to the same leaves
+        despite the LP's feasibility tolerance; a decode that is infeasible with the margin is retried
+        without it.
+    solver : {"highs", "highs-lowrank", "pulp", "cvxpy"} — see :mod:`treebook.oblique.decode`.
+    n_jobs : int — processes used by ``inverse_transform``.
+    random_state : seed.
+    progress : bool — tqdm bars for fitting and decoding.
+    """
+
+    def __init__(self, tree="hhcart", direction="pca", n_estimators=100, max_depth=3, max_samples=1.0,
+                 max_features=1.0, bootstrap=True, min_samples_leaf=1, split_rule="best", box=None,
+                 margin=1e-6, solver="highs", n_jobs=1, random_state=None, progress=False):
+        self.tree = tree
+        self.direction = direction
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.max_samples = max_samples
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.min_samples_leaf = min_samples_leaf
+        self.split_rule = split_rule
+        self.box = box
+        self.margin = margin
+        self.solver = solver
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------------ fitting
+    def _check_params(self):
+        if self.tree not in ("hhcart", "randcart", "axis", "random"):
+            raise ValueError(f"tree must be 'hhcart', 'randcart', 'axis' or 'random', got {self.tree!r}")
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}")
+        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
+            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
+        if self.max_depth is not None and not (self.max_depth >= 1):
+            raise ValueError(f"max_depth must be >= 1 or None, got {self.max_depth!r}")
+        for name in ("max_samples", "max_features"):
+            v = getattr(self, name)
+            if not (0 < v <= 1):
+                raise ValueError(f"{name} must be in (0, 1], got {v!r}")
+        if self.split_rule not in ("best", "mean"):
+            raise ValueError(f"split_rule must be 'best' or 'mean', got {self.split_rule!r}")
+        if not (self.margin >= 0):
+            raise ValueError(f"margin must be >= 0, got {self.margin!r}")
+
+    def fit(self, X, y=None):
+        """Grow ``n_estimators`` trees on uniform random targets (``y`` is ignored)."""
+        self._check_params()
+        X = check_finite_2d(X)
+        n, p = X.shape
+        if n < 2:
+            raise ValueError("need at least 2 samples to fit a forest")
+        self.n_features_in_ = p
+        self._box = check_box(self.box, p)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):  # small per-node linear algebra: BLAS threads only contend
+            self._fit(X)
+        return self
+
+    def _fit(self, X):
+        n, p = X.shape
+        rng = np.random.default_rng(self.random_state)
+        n_sub = max(2, round(self.max_samples * n))
+        q = max(1, round(self.max_features * p))
+        trees, subsets = [], []
+        it = range(self.n_estimators)
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            it = tqdm(it, desc="fit")
+        for _ in it:
+            feats = np.sort(rng.choice(p, size=q, replace=False)) if q < p else np.arange(p)
+            if self.bootstrap:
+                rows = rng.integers(0, n, size=n_sub)
+            else:
+                rows = rng.choice(n, size=min(n_sub, n), replace=False)
+            target = rng.uniform(size=len(rows))
+            rot = random_rotation(q, rng) if self.tree == "randcart" else None
+            arr = grow_oblique_tree(X[np.ix_(rows, feats)], target, kind=self.tree, direction=self.direction,
+                                    max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                                    split_rule=self.split_rule, rotation=rot, rng=rng)
+            trees.append(arr)
+            subsets.append(feats)
+        self._set_arrays(trees, subsets, p)
+
+    def _set_arrays(self, trees, subsets, p):
+        self.tree_arrays_ = trees
+        self.feature_subsets_ = subsets
+        sizes = np.array([t.n_nodes for t in trees])
+        roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        left = np.concatenate([np.where(t.left >= 0, t.left + r, -1) for t, r in zip(trees, roots)])
+        right = np.concatenate([np.where(t.right >= 0, t.right + r, -1) for t, r in zip(trees, roots)])
+        internal = left >= 0
+        node_row = np.full(len(left), -1, dtype=np.int64)
+        node_row[internal] = np.arange(internal.sum())
+        W = np.zeros((int(internal.sum()), p))
+        Dir = np.zeros((int(internal.sum()), p))
+        bias = np.zeros(int(internal.sum()))
+        for t, r, feats in zip(trees, roots, subsets):
+            loc = np.flatnonzero(t.left >= 0)
+            rows = node_row[loc + r]
+            W[np.ix_(rows, feats)] = t.weights[loc]
+            Dir[np.ix_(rows, feats)] = t.direction[loc]
+            bias[rows] = t.bias[loc]
+        depth = np.concatenate([t.depth for t in trees])
+        max_d = int(depth.max()) if len(depth) else 0
+        path_rows = np.full((len(left), max(max_d, 1)), -1, dtype=np.int64)
+        path_signs = np.zeros((len(left), max(max_d, 1)), dtype=np.int8)
+        for t, r in zip(trees, roots):  # paths by breadth-first propagation (arrays, not per sample)
+            for nd in np.argsort(t.depth, kind="stable"):
+                g = nd + r
+                if t.left[nd] >= 0:
+                    dep = t.depth[nd]
+                    for child, sgn in ((t.left[nd] + r, -1), (t.right[nd] + r, 1)):
+                        path_rows[child, :dep] = path_rows[g, :dep]
+                        path_signs[child, :dep] = path_signs[g, :dep]
+                        path_rows[child, dep] = node_row[g]
+                        path_signs[child, dep] = sgn
+        self.roots_ = roots
+        self.n_nodes_ = sizes
+        self.left_, self.right_, self.node_row_ = left, right, node_row
+        self.weights_, self.directions_, self.bias_ = W, Dir, bias
+        self.path_rows_, self.path_signs_ = path_rows, path_signs
+        self.is_leaf_ = left < 0
+
+    @property
+    def estimators_(self):
+        """The trees as :class:`treebook.tree.Tree` objects with :class:`HyperplaneSplit` nodes.
+
+        Node ids are those of the codes: ``estimators_[t].apply(X) == transform(X)[:, t]``.
+        """
+        check_is_fitted(self, "tree_arrays_")
+        out = []
+        for arr, feats in zip(self.tree_arrays_, self.feature_subsets_):
+            out.append(_tree_to_core(arr, feats, self.n_features_in_))
+        return out
+
+    # ------------------------------------------------------------------ encoding
+    def transform(self, X):
+        """Leaf id (node index within each tree) of every sample in every tree: (n_samples, n_estimators)."""
+        check_is_fitted(self, "tree_arrays_")
+        X = check_finite_2d(X, n_features=self.n_features_in_)
+        out = np.empty((len(X), len(self.roots_)), dtype=np.int64)
+        step = max(1, int(2e7 // max(1, self.weights_.shape[0])))
+        for s in range(0, len(X), step):
+            P = X[s:s + step] @ self.weights_.T
+            _traverse(P, self.bias_, self.left_, self.right_, self.node_row_, self.roots_, out[s:s + step])
+        return out
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)
+
+    def check_codes(self, codes):
+        """Validate a code matrix: integer leaf ids of shape (n, n_estimators) -> global node ids."""
+        check_is_fitted(self, "tree_arrays_")
+        codes = np.asarray(codes)
+        if codes.ndim != 2 or codes.shape[1] != len(self.roots_) or codes.shape[0] == 0:
+            raise ValueError(f"codes must have shape (n_samples, {len(self.roots_)}), got {codes.shape}")
+        if not np.issubdtype(codes.dtype, np.integer):
+            if not (np.isfinite(codes).all() and np.all(codes == np.round(codes))):
+                raise ValueError("codes must be integer leaf ids")
+            codes = codes.astype(np.int64)
+        if (codes < 0).any() or (codes >= self.n_nodes_[None, :]).any():
+            raise ValueError("codes contain node ids outside their tree")
+        g = codes + self.roots_[None, :]
+        if not self.is_leaf_[g].all():
+            bad = np.argwhere(~self.is_leaf_[g])[:5]
+            raise ValueError(f"codes contain ids that are not leaves (sample, tree) = {bad.tolist()}")
+        return g
+
+    def path_system(self, codes_row):
+        """The decoding system of one code row: ``(A, b)`` with every path constraint as ``A x >= b``
+        (no margin). Right branch: ``w.x >= t``; left branch: ``-w.x >= -t``."""
+        g = self.check_codes(np.atleast_2d(codes_row))[0]
+        rows = self.path_rows_[g].ravel()
+        signs = self.path_signs_[g].ravel().astype(float)
+        keep = rows >= 0
+        rows, signs = rows[keep], signs[keep]
+        return signs[:, None] * self.weights_[rows], signs * self.bias_[rows]
+
+    def inverse_transform(self, codes, return_info=False):
+        """OF-AE decoding (l1 LP per sample); see :func:`treebook.oblique.decode.decode_forest`."""
+        from treebook.oblique.decode import decode_forest
+
+        X, info = decode_forest(self, codes, solver=self.solver, n_jobs=self.n_jobs, progress=self.progress)
+        self.decode_info_ = info
+        return (X, info) if return_info else X
+
+
+class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
+    _kind = "hhcart"
+
+    def fit(self, X, y):
+        X = check_finite_2d(X)
+        y = np.asarray(y, dtype=float)
+        if y.ndim != 1 or len(y) != len(X):
+            raise ValueError(f"y must be 1-D with {len(X)} entries, got shape {y.shape}")
+        if not np.isfinite(y).all():
+            raise ValueError("y contains NaN or inf")
+        rng = np.random.default_rng(self.random_state)
+        self.n_features_in_ = X.shape[1]
+        self.tree_arrays_ = grow_oblique_tree(
+            X, y, kind=self._kind, direction=getattr(self, "direction", "pca"), max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf, split_rule=self.split_rule, rng=rng)
+        return self
+
+    @property
+    def tree_(self):
+        """The fitted tree as a :class:`treebook.tree.Tree` (``HyperplaneSplit`` nodes)."""
+        check_is_fitted(self, "tree_arrays_")
+        return _tree_to_core(self.tree_arrays_, np.arange(self.n_features_in_), self.n_features_in_)
+
+    def apply(self, X):
+        check_is_fitted(self, "tree_arrays_")
+        return self.tree_arrays_.apply(check_finite_2d(X, n_features=self.n_features_in_))
+
+    def predict(self, X):
+        return self.tree_arrays_.value[self.apply(X)]
+
+
+class HHCARTRegressor(_ObliqueTreeRegressor):
+    """HHCART regression tree (MSE): axis splits compete with axis splits of the Householder-reflected
+    node data, ``H = I - 2uu^T`` mapping ``e_k`` to the node's 1-D ``direction``."""
+
+    _kind = "hhcart"
+
+    def __init__(self, direction="pca", max_depth=None, min_samples_leaf=1, split_rule="best",
+                 random_state=None):
+        self.direction = direction
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.split_rule = split_rule
+        self.random_state = random_state
+
+
+class RandCARTRegressor(_ObliqueTreeRegressor):
+    """RandCART regression tree: CART (MSE) in a random orthogonal basis ``Q`` (QR of a Gaussian matrix)."""
+
+    _kind = "randcart"
+
+    def __init__(self, max_depth=None, min_samples_leaf=1, split_rule="best", random_state=None):
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.split_rule = split_rule
+        self.random_state = random_state

@@ -1,0 +1,354 @@
+"""Oracle tests for chapter 4: oblique trees, the OF-AE encoder/decoder and the eForest baseline."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treebook.oblique import (
+    EForestEmbedding,
+    HHCARTRegressor,
+    ObliqueForestEmbedding,
+    RandCARTRegressor,
+    best_column_split,
+    l1_decode_highs,
+    l1_decode_pulp,
+    mcr_bounds,
+    random_rotation,
+)
+from treebook.oblique.grow import TreeArrays, _householder_u, node_direction
+
+
+def _blobs(n=60, p=5, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, p)) @ rng.normal(size=(p, p)) + rng.normal(size=p)
+
+
+# ---------------------------------------------------------------- split search
+def _brute_split(Z, y, msl):
+    best = None
+    _n, q = Z.shape
+    for j in range(q):
+        vals = np.unique(Z[:, j])
+        for a, b in itertools.pairwise(vals):
+            t = 0.5 * (a + b)
+            r = Z[:, j] >= t
+            if r.sum() < msl or (~r).sum() < msl:
+                continue
+            c = ((y[r] - y[r].mean()) ** 2).sum() + ((y[~r] - y[~r].mean()) ** 2).sum()
+            if best is None or c < best - 1e-9:
+                best = c
+    return best
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 12), st.integers(1, 4), st.integers(1, 3), st.integers(0, 10**6))
+def test_best_column_split_matches_brute_force(n, q, msl, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.integers(0, 4, size=(n, q)).astype(float)
+    y = rng.normal(size=n)
+    found = best_column_split(Z, y, msl)
+    brute = _brute_split(Z, y, msl)
+    if brute is None:
+        assert found is None
+    else:
+        j, t, cost = found
+        r = Z[:, j] >= t
+        c = ((y[r] - y[r].mean()) ** 2).sum() + ((y[~r] - y[~r].mean()) ** 2).sum()
+        assert cost == pytest.approx(brute, abs=1e-9)
+        assert c == pytest.approx(brute, abs=1e-9)
+
+
+def test_mean_rule_uses_column_means():
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(30, 3))
+    y = rng.normal(size=30)
+    j, t, _ = best_column_split(Z, y, 1, rule="mean")
+    assert t == pytest.approx(Z[:, j].mean())
+
+
+# ---------------------------------------------------------------- reflections and rotations
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 8), st.integers(0, 10**6))
+def test_householder_maps_axis_onto_direction(p, seed):
+    rng = np.random.default_rng(seed)
+    d = rng.normal(size=p)
+    d /= np.linalg.norm(d)
+    u, d2 = _householder_u(d)
+    k = int(np.argmax(np.abs(d)))
+    H = np.eye(p) - 2 * np.outer(u, u)
+    assert np.allclose(H @ H, np.eye(p), atol=1e-10)
+    assert np.allclose(H[:, k], d2, atol=1e-10)
+    assert np.allclose(np.abs(d2), np.abs(d))
+
+
+def test_random_rotation_is_orthogonal_and_seeded():
+    Q1 = random_rotation(6, np.random.default_rng(3))
+    Q2 = random_rotation(6, np.random.default_rng(3))
+    assert np.allclose(Q1.T @ Q1, np.eye(6), atol=1e-12)
+    assert np.array_equal(Q1, Q2)
+
+
+def test_pca_direction_is_first_principal_axis():
+    X = _blobs(80, 4)
+    d = node_direction(X, "pca", np.random.default_rng(0))
+    _, _, Vt = np.linalg.svd(X - X.mean(0))
+    assert abs(abs(d @ Vt[0]) - 1) < 1e-8
+
+
+@pytest.mark.parametrize("direction", ["pca", "svd", "ica", "fa", "grp"])
+def test_hhcart_tree_hyperplanes_route_training_data(direction):
+    X = _blobs(50, 4, seed=2)
+    y = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.1 * np.random.default_rng(0).normal(size=50)
+    reg = HHCARTRegressor(direction=direction, max_depth=4, random_state=0).fit(X, y)
+    tree = reg.tree_
+    assert np.array_equal(tree.apply(X), reg.apply(X))
+    assert np.allclose(tree.predict(X)[:, 0], reg.predict(X))
+    # every leaf's stored sample count equals the number of training samples routed there
+    arr = reg.tree_arrays_
+    leaves, counts = np.unique(reg.apply(X), return_counts=True)
+    assert np.array_equal(arr.n_samples[leaves], counts)
+    assert reg.score(X, y) > 0.5
+
+
+def test_oblique_split_beats_axis_on_diagonal_boundary():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    y = (X[:, 0] + X[:, 1] > 0).astype(float)
+    hh = HHCARTRegressor(max_depth=1, random_state=0).fit(X, y)
+    rc = RandCARTRegressor(max_depth=1, random_state=0).fit(X, y)
+    from treebook.tree import CARTRegressor
+
+    ax = CARTRegressor(max_depth=1).fit(X, y)
+    assert hh.score(X, y) >= ax.score(X, y) - 1e-12
+    assert np.isfinite(rc.score(X, y))
+
+
+# ---------------------------------------------------------------- the decoding LP
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.floats(-5, 5), st.integers(0, 10**6))
+def test_single_halfspace_closed_form(p, beta, seed):
+    """min ||x||_1 s.t. a.x >= beta has value max(beta, 0) / ||a||_inf (Hoelder duality)."""
+    a = np.random.default_rng(seed).normal(size=p)
+    lo, hi = np.full(p, -np.inf), np.full(p, np.inf)
+    x, status, obj = l1_decode_highs(a[None, :], np.array([beta]), lo, hi)
+    assert status == "optimal"
+    assert obj == pytest.approx(max(beta, 0) / np.abs(a).max(), rel=1e-7, abs=1e-9)
+    assert a @ x >= beta - 1e-7
+
+
+def test_box_closed_form():
+    """x1 + x2 >= 300 with 0 <= x <= 255: optimum 300 (any split with both coordinates <= 255)."""
+    x, status, obj = l1_decode_highs(np.array([[1.0, 1.0]]), np.array([300.0]), np.zeros(2), np.full(2, 255.0))
+    assert status == "optimal" and obj == pytest.approx(300)
+    assert np.all(x <= 255 + 1e-9) and x.sum() == pytest.approx(300)
+    _, status, _ = l1_decode_highs(np.array([[1.0, 1.0]]), np.array([600.0]), np.zeros(2), np.full(2, 255.0))
+    assert status == "infeasible"
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 5), st.integers(1, 6), st.integers(0, 10**6), st.booleans())
+def test_highs_and_pulp_agree(p, m, seed, boxed):
+    rng = np.random.default_rng(seed)
+    x0 = rng.normal(size=p)
+    A = rng.normal(size=(m, p))
+    b = A @ x0 - rng.uniform(0, 1, size=m)  # x0 is feasible
+    lo, hi = (x0 - 2, x0 + 2) if boxed else (np.full(p, -np.inf), np.full(p, np.inf))
+    xh, sh, oh = l1_decode_highs(A, b, lo, hi)
+    xp, sp_, op = l1_decode_pulp(A, b, lo, hi)
+    assert sh == sp_ == "optimal"
+    assert oh == pytest.approx(op, rel=1e-6, abs=1e-7)
+    assert oh == pytest.approx(np.abs(xh).sum(), rel=1e-7, abs=1e-9)
+    assert np.all(A @ xh >= b - 1e-6) and np.all(A @ xp >= b - 1e-6)
+
+
+def test_cvxpy_reference_when_available():
+    from treebook.oblique import l1_decode_cvxpy
+
+    A = np.array([[1.0, 2.0], [-1.0, 1.0]])
+    b = np.array([2.0, -1.0])
+    lo, hi = np.full(2, -np.inf), np.full(2, np.inf)
+    try:
+        import cvxpy  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError):
+            l1_decode_cvxpy(A, b, lo, hi)
+        return
+    _, st_c, oc = l1_decode_cvxpy(A, b, lo, hi)
+    _, st_h, oh = l1_decode_highs(A, b, lo, hi)
+    assert st_c == st_h == "optimal"
+    assert oc == pytest.approx(oh, rel=1e-6)
+
+
+# ---------------------------------------------------------------- the forest autoencoder
+@pytest.fixture(scope="module")
+def small_forest():
+    X = _blobs(60, 6, seed=4)
+    f = ObliqueForestEmbedding(n_estimators=8, max_depth=3, max_features=0.8, random_state=0).fit(X)
+    return f, X
+
+
+@pytest.mark.parametrize("tree", ["hhcart", "randcart"])
+def test_decoded_points_satisfy_paths_and_reencode(tree):
+    X = _blobs(60, 6, seed=5)
+    f = ObliqueForestEmbedding(tree=tree, n_estimators=10, max_depth=3, max_features=0.8,
+                               random_state=1).fit(X[:40])
+    codes = f.transform(X[40:])
+    R, info = f.inverse_transform(codes, return_info=True)
+    assert info["n_failed"] == 0
+    assert np.array_equal(f.transform(R), codes)
+    for i in range(len(R)):
+        A, b = f.path_system(codes[i])
+        assert np.all(A @ R[i] >= b - 1e-6)
+        # the decoded point is no larger in l1 than the original sample, which is feasible too
+        if np.all(A @ X[40 + i] >= b):
+            assert np.abs(R[i]).sum() <= np.abs(X[40 + i]).sum() + 1e-6
+
+
+def test_transform_matches_core_trees(small_forest):
+    f, X = small_forest
+    codes = f.transform(X)
+    for t, tree in enumerate(f.estimators_):
+        assert np.array_equal(tree.apply(X), codes[:, t])
+        assert set(np.unique(codes[:, t])) <= set(tree.leaves().tolist())
+
+
+def test_path_system_matches_core_path_to(small_forest):
+    f, X = small_forest
+    codes = f.transform(X[:3])
+    trees = f.estimators_
+    A, b = f.path_system(codes[0])
+    rows = []
+    for t, tree in enumerate(trees):
+        for node, went_right in tree.path_to(int(codes[0, t])):
+            s = tree.splits[node]
+            sign = 1.0 if went_right else -1.0
+            rows.append(np.concatenate([sign * s.weights, [sign * s.bias]]))
+    ref = np.array(rows)
+    got = np.hstack([A, b[:, None]])
+    assert ref.shape == got.shape
+    key = lambda M: M[np.lexsort(np.round(M, 9).T[::-1])]
+    assert np.allclose(key(ref), key(got))
+
+
+def test_parallel_decode_equals_serial(small_forest):
+    f, X = small_forest
+    codes = f.transform(X[:6])
+    R1 = f.inverse_transform(codes)
+    f2 = ObliqueForestEmbedding(**{**f.get_params(), "n_jobs": 2}).fit(X)
+    R2 = f2.inverse_transform(codes)
+    assert np.allclose(R1, R2, atol=1e-9)
+
+
+def test_fit_is_reproducible():
+    X = _blobs(40, 5)
+    a = ObliqueForestEmbedding(n_estimators=5, random_state=7, max_features=0.6).fit(X)
+    b = ObliqueForestEmbedding(n_estimators=5, random_state=7, max_features=0.6).fit(X)
+    assert np.array_equal(a.weights_, b.weights_) and np.array_equal(a.transform(X), b.transform(X))
+
+
+def _hand_forest(splits, p, box=None):
+    """A forest of depth-1 trees ``x . w >= t`` built by hand."""
+    f = ObliqueForestEmbedding(n_estimators=len(splits), box=box)
+    trees = []
+    for w, t in splits:
+        W = np.zeros((3, p))
+        W[0] = w
+        trees.append(TreeArrays(left=np.array([1, -1, -1]), right=np.array([2, -1, -1]), weights=W,
+                                bias=np.array([t, 0, 0.0]), value=np.zeros(3), n_samples=np.ones(3, int),
+                                impurity=np.zeros(3), depth=np.array([0, 1, 1]), direction=np.zeros((3, p))))
+    f.n_features_in_ = p
+    from treebook.oblique.forest import check_box
+
+    f._box = check_box(box, p)
+    f._set_arrays(trees, [np.arange(p)] * len(splits), p)
+    return f
+
+
+def test_hand_made_forest_closed_form():
+    # right of x1 + x2 >= 4 and left of x1 - x2 >= 1: min |x1|+|x2| = 4 (e.g. x = (2.5, 1.5))
+    f = _hand_forest([(np.array([1.0, 1.0]), 4.0), (np.array([1.0, -1.0]), 1.0)], 2)
+    R, info = f.inverse_transform(np.array([[2, 1]]), return_info=True)
+    assert info["status"][0] == "optimal"
+    assert info["objective"][0] == pytest.approx(4.0, rel=1e-5)
+    assert R[0].sum() >= 4 - 1e-9 and R[0, 0] - R[0, 1] < 1
+    assert np.array_equal(f.transform(R), [[2, 1]])
+
+
+def test_infeasible_code_is_reported_with_fallback():
+    # x1 >= 5 and x1 < 3 cannot both hold
+    f = _hand_forest([(np.array([1.0, 0.0]), 5.0), (np.array([1.0, 0.0]), 3.0)], 2, box=(-10, 10))
+    R, info = f.inverse_transform(np.array([[2, 1], [1, 1]]), return_info=True)
+    assert info["status"][0] == "infeasible" and info["n_failed"] == 1
+    assert np.allclose(R[0], 0.0)
+    assert info["status"][1] == "optimal"
+
+
+# ---------------------------------------------------------------- eForest / MCR
+def test_mcr_decodes_lie_in_path_boxes_and_reencode():
+    X = _blobs(80, 5, seed=6)
+    f = EForestEmbedding(n_estimators=15, max_depth=6, random_state=0).fit(X[:60])
+    codes = f.transform(X[60:])
+    lower, upper = mcr_bounds(f, codes)
+    R = f.inverse_transform(codes)
+    assert np.all(lower <= R + 1e-12) and np.all(R <= upper + 1e-12)
+    assert np.array_equal(f.transform(R), codes)
+    # brute force: every path constraint, one by one
+    for i in range(len(R)):
+        A, b = f.path_system(codes[i])
+        assert np.all(A @ R[i] >= b - 1e-9)
+
+
+def test_mcr_l1_point_equals_lp_decode_for_axis_trees():
+    X = _blobs(60, 4, seed=8)
+    e = EForestEmbedding(n_estimators=6, max_depth=4, point="l1", random_state=3, box=(-50, 50)).fit(X)
+    codes = e.transform(X[:5])
+    R = e.inverse_transform(codes)
+    from treebook.oblique.decode import system_with_margin
+
+    g = e.check_codes(codes)
+    for i in range(5):
+        rows, signs = e.path_rows_[g[i]].ravel(), e.path_signs_[g[i]].ravel().astype(float)
+        keep = rows >= 0
+        A, b = system_with_margin(e.weights_, e.bias_, rows[keep], signs[keep], e.margin)
+        _, st_, obj = l1_decode_highs(A, b, *e._box)
+        assert st_ == "optimal" and obj == pytest.approx(np.abs(R[i]).sum(), rel=1e-7, abs=1e-9)
+    assert np.array_equal(e.transform(R), codes)
+
+
+# ---------------------------------------------------------------- bad input
+def test_bad_inputs_raise_value_error(small_forest):
+    f, X = small_forest
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ObliqueForestEmbedding().fit(Xn)
+    with pytest.raises(ValueError, match="NaN"):
+        f.transform(Xn)
+    with pytest.raises(ValueError, match="features"):
+        f.transform(X[:, :3])
+    with pytest.raises(ValueError, match="shape"):
+        f.inverse_transform(np.zeros((2, 3), dtype=int))
+    codes = f.transform(X[:2])
+    codes[0, 0] = 0  # the root is not a leaf
+    with pytest.raises(ValueError, match="not leaves"):
+        f.inverse_transform(codes)
+    codes[0, 0] = 999
+    with pytest.raises(ValueError, match="outside"):
+        f.inverse_transform(codes)
+    with pytest.raises(ValueError, match="lo > hi"):
+        ObliqueForestEmbedding(box=(1, 0)).fit(X)
+    with pytest.raises(ValueError):
+        ObliqueForestEmbedding(tree="nope").fit(X)
+    with pytest.raises(ValueError):
+        ObliqueForestEmbedding(max_features=1.5).fit(X)
+    with pytest.raises(ValueError):
+        ObliqueForestEmbedding(direction="nope").fit(X)
+    with pytest.raises(ValueError, match="empty"):
+        ObliqueForestEmbedding().fit(np.zeros((0, 3)))
+    with pytest.raises(ValueError):
+        HHCARTRegressor().fit(X, np.full(len(X), np.inf))
+    with pytest.raises(ValueError):
+        EForestEmbedding(tree="hhcart").fit(X)
