@@ -1,0 +1,69 @@
+"""The ``treebook`` command: build the book, run a notebook under a profile, run a sweep."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="treebook", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("book", help="execute the notebooks and build the HTML book")
+    b.add_argument("--only", nargs="*", help="re-execute only these notebook stems")
+
+    r = sub.add_parser("run", help="execute one notebook under a parameter profile")
+    r.add_argument("notebook", help="notebook stem or path")
+    r.add_argument("--profile", default="smoke", help="book, smoke or paper (default: smoke)")
+    r.add_argument("--out", default=None, help="folder for the executed notebook and its JSON")
+    r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="override a parameter (VALUE is parsed as YAML)")
+
+    s = sub.add_parser("sweep", help="run a notebook over a parameter grid on Dask")
+    s.add_argument("notebook", help="notebook stem or path")
+    s.add_argument("--grid", required=True, help="YAML grid file")
+    s.add_argument("--params", default=None, help="YAML of base parameters (or a profile file)")
+    s.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
+    s.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default 2)")
+    s.add_argument("--out", required=True, help="output folder")
+    s.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "book":
+        from .book import build_book
+
+        build_book(only=args.only)
+    elif args.command == "run":
+        import yaml
+
+        from .notebooks import run_notebook
+
+        overrides = {k: yaml.safe_load(v) for k, v in args.param}
+        path, res = run_notebook(args.notebook, profile=args.profile, parameters=overrides,
+                                 output_dir=args.out, progress=True)
+        print(f"executed: {path}")
+        for row in res.get("scorecard", []):
+            print(f"  {row['quantity']}: paper {row['paper']}  ours {row['ours']}")
+    elif args.command == "sweep":
+        from .sweep import run_sweep
+
+        try:
+            table = run_sweep(args.notebook, args.grid, args.out, base_params=args.params,
+                              scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"treebook sweep: {exc}", file=sys.stderr)
+            return 2
+        failed = int((table["status"] != "ok").sum())
+        print(f"{len(table)} runs, {failed} failed; table: {args.out}/results.csv")
+        return 1 if failed else 0
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

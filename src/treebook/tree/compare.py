@@ -1,0 +1,71 @@
+"""Node-by-node comparison of a treebook tree with a scikit-learn tree grown on the same data.
+
+Two greedy trees can differ only where the split search met a tie: two splits with the same
+children's cost, broken differently (scikit-learn visits features in a random order). The
+comparison walks both trees from the root; a node where the splits are the same is
+``identical`` (and the walk continues into both children), a node where they differ but cost
+the same on the node's samples is a ``tie`` (the subtrees below are not compared), and any other
+difference is a ``mismatch`` — a real disagreement.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .criteria import weighted_impurity
+from .splits import ThresholdSplit
+from .structure import Tree
+
+__all__ = ["compare_with_sklearn"]
+
+
+def _cost(stats: np.ndarray, right: np.ndarray, criterion: str) -> float:
+    if criterion == "mse":
+        y = stats.reshape(len(stats), -1)
+        total = 0.0
+        for part in (y[right], y[~right]):
+            if len(part):
+                total += float(((part - part.mean(axis=0)) ** 2).sum(axis=0).mean())
+        return total
+    return float(weighted_impurity(stats[right].sum(axis=0), criterion)
+                 + weighted_impurity(stats[~right].sum(axis=0), criterion))
+
+
+def compare_with_sklearn(ours: Tree, sk_tree, X: np.ndarray, stats: np.ndarray, criterion: str,
+                         rtol: float = 1e-9) -> dict:
+    """Compare ``ours`` (a :class:`Tree`) with ``sk_tree`` (a fitted estimator's ``tree_``).
+
+    ``stats`` are the training targets as the criterion sees them (one-hot classes, or ``y``).
+    Returns counts of ``identical``, ``tie`` and ``mismatch`` nodes, and ``compared`` (all three).
+    """
+    X = np.asarray(X, dtype=float)
+    out = {"identical": 0, "tie": 0, "mismatch": 0}
+    stack = [(0, 0, np.arange(X.shape[0]))]
+    while stack:
+        a, b, idx = stack.pop()
+        a_leaf = ours.children_left[a] == -1
+        b_leaf = sk_tree.children_left[b] == -1
+        if a_leaf and b_leaf:
+            out["identical"] += 1
+            continue
+        if a_leaf != b_leaf:
+            out["mismatch"] += 1
+            continue
+        split = ours.splits[a]
+        r_ours = np.asarray(split.route(X[idx]), dtype=bool)
+        # scikit-learn sorts float32 copies of X, so its thresholds differ from ours in the last
+        # bits; the same split is the same feature routing the node's samples the same way.
+        r_sk = X[idx, sk_tree.feature[b]].astype(np.float32) > np.float32(sk_tree.threshold[b])
+        if isinstance(split, ThresholdSplit) and split.feature == sk_tree.feature[b] and np.array_equal(r_ours, r_sk):
+            out["identical"] += 1
+            stack.append((ours.children_left[a], sk_tree.children_left[b], idx[~r_ours]))
+            stack.append((ours.children_right[a], sk_tree.children_right[b], idx[r_ours]))
+            continue
+        c_ours = _cost(stats[idx], r_ours, criterion)
+        c_sk = _cost(stats[idx], r_sk, criterion)
+        if np.isclose(c_ours, c_sk, rtol=rtol, atol=1e-12):
+            out["tie"] += 1
+        else:
+            out["mismatch"] += 1
+    out["compared"] = out["identical"] + out["tie"] + out["mismatch"]
+    return out

@@ -1,0 +1,154 @@
+"""Input validation shared by every estimator.
+
+Every public estimator validates at its boundary so that bad input raises a
+:class:`ValueError` that says what is wrong (and where), instead of a silent
+wrong answer or a crash deep inside compiled code.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_array",
+    "check_X_y",
+    "check_classification_targets",
+    "check_random_state",
+    "check_n_features",
+]
+
+
+def _rows(mask: np.ndarray, limit: int = 5) -> str:
+    """Format the first few row indices where ``mask`` holds."""
+    idx = np.flatnonzero(mask)
+    shown = ", ".join(str(i) for i in idx[:limit])
+    more = f" and {idx.size - limit} more" if idx.size > limit else ""
+    return f"rows {shown}{more}"
+
+
+def check_array(
+    X,
+    *,
+    name: str = "X",
+    ensure_2d: bool = True,
+    allow_nan: bool = False,
+    allow_inf: bool = False,
+    dtype=float,
+    min_samples: int = 1,
+    min_features: int = 1,
+) -> np.ndarray:
+    """Convert ``X`` to a finite numeric array, or raise a clear ``ValueError``.
+
+    Parameters
+    ----------
+    X : array-like
+        The input. pandas objects are accepted; categorical or object columns are rejected
+        (numbers are needed), with the column named.
+    ensure_2d : bool
+        Require a 2-D array (samples x features); otherwise require 1-D.
+    allow_nan, allow_inf : bool
+        Whether NaN / infinite entries are allowed.
+    dtype : numpy dtype
+        Target dtype (``float`` by default).
+    min_samples, min_features : int
+        Minimum number of rows / columns.
+    """
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not np.issubdtype(_np_dtype(t), np.number)
+               and not np.issubdtype(_np_dtype(t), np.bool_)]
+        if bad:
+            raise ValueError(f"{name} has non-numeric columns {bad}; encode them or use an estimator "
+                             "that accepts nominal features")
+    try:
+        arr = np.asarray(X, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from None
+    if ensure_2d:
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); got shape {arr.shape}")
+        if arr.shape[1] < min_features:
+            raise ValueError(f"{name} has {arr.shape[1]} features; at least {min_features} required")
+    elif arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array; got shape {arr.shape}")
+    if arr.shape[0] < min_samples:
+        raise ValueError(f"{name} has {arr.shape[0]} samples; at least {min_samples} required")
+    if np.issubdtype(arr.dtype, np.floating):
+        if not allow_nan:
+            nan = np.isnan(arr)
+            if nan.any():
+                rowmask = nan.any(axis=1) if arr.ndim == 2 else nan
+                raise ValueError(f"{name} contains NaN at {_rows(rowmask)}")
+        if not allow_inf:
+            inf = np.isinf(arr)
+            if inf.any():
+                rowmask = inf.any(axis=1) if arr.ndim == 2 else inf
+                raise ValueError(f"{name} contains infinite values at {_rows(rowmask)}")
+    return arr
+
+
+def _np_dtype(t):
+    """numpy dtype of a pandas dtype (categoricals and strings map to object)."""
+    try:
+        return np.dtype(t)
+    except TypeError:
+        return np.dtype(object)
+
+
+def check_X_y(X, y, *, y_numeric: bool = False, multi_output: bool = False, **kwargs):
+    """Validate a design matrix and its targets together (same number of rows)."""
+    X = check_array(X, **kwargs)
+    if y is None:
+        raise ValueError("y is required")
+    if y_numeric:
+        y = check_array(y, name="y", ensure_2d=multi_output, min_samples=1)
+    else:
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D; got shape {y.shape}")
+        if y.dtype.kind == "f" and not np.isfinite(y).all():
+            raise ValueError(f"y contains NaN or infinite values at {_rows(~np.isfinite(y))}")
+        if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
+            raise ValueError("y contains missing values")
+    if len(y) != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} samples but y has {len(y)}")
+    return X, y
+
+
+def check_classification_targets(y, *, min_classes: int = 2):
+    """Encode class labels as ``0..k-1``; raise if fewer than ``min_classes`` classes occur.
+
+    Returns ``(classes, y_encoded)`` with ``classes`` sorted as :func:`numpy.unique` sorts them.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D; got shape {y.shape}")
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all():
+            raise ValueError(f"y contains NaN or infinite values at {_rows(~np.isfinite(y))}")
+        if not np.all(y == np.round(y)):
+            raise ValueError("y looks continuous (non-integer floats); a classifier needs class labels")
+    classes, encoded = np.unique(y, return_inverse=True)
+    if classes.size < min_classes:
+        raise ValueError(f"y has {classes.size} class(es) {list(classes)}; at least {min_classes} are needed")
+    return classes, encoded.astype(np.intp)
+
+
+def check_random_state(seed) -> np.random.Generator:
+    """Turn ``None``, an int, a ``RandomState`` or a ``Generator`` into a numpy ``Generator``."""
+    if seed is None or isinstance(seed, (numbers.Integral, np.integer)):
+        return np.random.default_rng(seed)
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**31 - 1))
+    raise ValueError(f"random_state must be None, an int or a numpy Generator; got {seed!r}")
+
+
+def check_n_features(X: np.ndarray, n_features_in: int, name: str = "X") -> None:
+    """Raise when ``X`` does not have the number of features seen at fit time."""
+    if X.shape[1] != n_features_in:
+        raise ValueError(f"{name} has {X.shape[1]} features, but the estimator was fitted with {n_features_in}")
