@@ -1,0 +1,177 @@
+"""Literati (AO* over the shape-tree AND/OR graph) against brute force and the paper's propositions."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+
+from treebook.shape import LiteratiClassifier, LiteratiSearch, best_shape_1d, exhaustive_optimum
+from treebook.shape.literati import spec_objective
+
+
+def _tiny(rng, n_max=16):
+    n = int(rng.integers(6, n_max))
+    p = int(rng.integers(1, 4))
+    C = int(rng.integers(2, 4))
+    X = rng.integers(0, 5, size=(n, p)).astype(float)
+    y = rng.integers(0, C, size=n)
+    y[:C] = np.arange(C)
+    return X, y, C
+
+
+def _tree_objective(est, X, y, lam, alpha):
+    errs = int(np.sum(est.predict(X) != y))
+    return errs + sum(lam + alpha * s.n_breakpoints for s in est.tree_.splits if s is not None)
+
+
+@pytest.mark.parametrize("mode", ["all", "cart"])
+@pytest.mark.parametrize("exact_depth1", [True, False])
+def test_proved_optimum_equals_exhaustive(mode, exact_depth1):
+    rng = np.random.default_rng(7 + exact_depth1 + 3 * (mode == "all"))
+    for _ in range(25):
+        X, y, C = _tiny(rng)
+        D, K = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        lam, alpha = float(rng.choice([0.0, 0.5, 1.0, 2.0])), float(rng.choice([0.0, 0.5, 1.0]))
+        opt = exhaustive_optimum(X, y, max_depth=D, max_breakpoints=K, lam=lam, alpha=alpha,
+                                 candidates=mode, cart_leaves=(4, 3))
+        s = LiteratiSearch(X, y, C, max_depth=D, max_breakpoints=K, lam=lam, alpha=alpha, candidates=mode,
+                           cart_leaves=(4, 3), exact_depth1=exact_depth1, batch=2).run(time_limit=30)
+        assert s.root.solved
+        assert s.root.ub == pytest.approx(opt, abs=1e-9)
+        # the returned tree realises the proved objective
+        assert spec_objective(s.tree_spec(), y, C, lam, alpha) == pytest.approx(opt, abs=1e-9)
+
+
+def test_k3_depth2_equals_exhaustive():
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        X, y, C = _tiny(rng, n_max=12)
+        lam, alpha = float(rng.choice([0.0, 1.0])), float(rng.choice([0.0, 0.5]))
+        opt = exhaustive_optimum(X, y, max_depth=2, max_breakpoints=3, lam=lam, alpha=alpha)
+        s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=3, lam=lam, alpha=alpha, candidates="all",
+                           exact_depth1=False).run(time_limit=30)
+        assert s.root.solved and s.root.ub == pytest.approx(opt, abs=1e-9)
+
+
+@pytest.mark.parametrize("heuristic,and_rule", [("cart", "round_robin"), ("admissible", "worst_primal"),
+                                                 ("impurity", "round_robin"), ("primal", "worst_primal")])
+def test_ablation_variants_reach_the_same_optimum(heuristic, and_rule):
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        X, y, C = _tiny(rng)
+        opt = exhaustive_optimum(X, y, max_depth=2, max_breakpoints=2, lam=0.5, alpha=0.5, candidates="all")
+        s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=2, lam=0.5, alpha=0.5, candidates="all",
+                           heuristic=heuristic, and_rule=and_rule, exact_depth1=False).run(time_limit=30)
+        assert s.root.solved and s.root.ub == pytest.approx(opt, abs=1e-9)
+
+
+def test_bounds_along_the_trace_are_monotone_and_ordered():
+    rng = np.random.default_rng(5)
+    X = rng.random((300, 4))
+    y = ((np.sin(6 * X[:, 0]) + X[:, 1] > 0.9) ^ (X[:, 2] > 0.7)).astype(int)
+    for K in (1, 2, 3):
+        est = LiteratiClassifier(max_depth=3, max_breakpoints=K, candidates="cart", time_limit=3.0,
+                                 random_state=0).fit(X, y)
+        ub, lb = est.trace_[:, 1], est.trace_[:, 2]
+        assert np.all(np.diff(ub) <= 1e-9)
+        assert np.all(np.diff(lb) >= -1e-9)
+        assert np.all(lb <= ub + 1e-9)
+        assert est.objective_ == pytest.approx(_tree_objective(est, X, y, 0.0, 0.0))
+
+
+def test_more_breakpoints_never_worse_proposition3():
+    rng = np.random.default_rng(9)
+    for _ in range(8):
+        X, y, C = _tiny(rng, n_max=20)
+        vals = []
+        for K in (1, 2, 3):
+            s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=K, lam=1.0, alpha=0.5,
+                               candidates="cart", cart_leaves=(6, 4)).run(time_limit=30)
+            assert s.root.solved
+            vals.append(s.root.ub)
+        assert vals[1] <= vals[0] + 1e-9 and vals[2] <= vals[1] + 1e-9
+
+
+def test_corollary1_small_error_state_is_a_leaf():
+    X = np.arange(20, dtype=float).reshape(-1, 1)
+    y = np.zeros(20, dtype=int)
+    y[[3, 11]] = 1  # Err = 2
+    est = LiteratiClassifier(max_depth=3, max_breakpoints=2, lam=1.5, alpha=0.5, time_limit=5).fit(X, y)
+    assert est.proved_optimal_ and est.n_expanded_ == 0
+    assert est.tree_.n_nodes == 1 and est.objective_ == 2.0
+    # with a cheaper split the same state is searched and the split pays off
+    est = LiteratiClassifier(max_depth=2, max_breakpoints=2, lam=0.2, alpha=0.1, time_limit=20,
+                             candidates="all").fit(X, y)
+    assert est.proved_optimal_ and est.objective_ == pytest.approx(2 * (0.2 + 2 * 0.1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 6), min_size=3, max_size=3), min_size=2, max_size=7),
+       st.integers(1, 3), st.sampled_from([0.0, 0.5, 2.0]))
+def test_depth1_dynamic_programme_against_enumeration(rows, K, alpha):
+    cnt = np.asarray(rows, dtype=np.int64)
+    v, mask = best_shape_1d(cnt, K, alpha)
+    m = cnt.shape[0] - 1
+    best = np.inf
+    for k in range(1, min(K, m) + 1):
+        for bps in itertools.combinations(range(m), k):
+            piece = np.searchsorted(np.asarray(bps), np.arange(m + 1), side="left")
+            for sides in itertools.product((0, 1), repeat=k + 1):
+                side = np.asarray(sides)[piece]
+                L, R = cnt[side == 0].sum(0), cnt[side == 1].sum(0)
+                best = min(best, L.sum() - L.max() + R.sum() - R.max() + alpha * k)
+    assert v == pytest.approx(best)
+    if np.isfinite(v):
+        piece = np.concatenate(([0], np.cumsum(mask)))
+        side = piece % 2
+        L, R = cnt[side == 0].sum(0), cnt[side == 1].sum(0)
+        assert L.sum() - L.max() + R.sum() - R.max() + alpha * mask.sum() == pytest.approx(v)
+
+
+def test_anytime_and_interrupt_return_a_valid_tree(monkeypatch):
+    rng = np.random.default_rng(1)
+    X = rng.random((400, 5))
+    y = (X[:, 0] + 0.3 * rng.random(400) > 0.6).astype(int) + (X[:, 3] > 0.8)
+    est = LiteratiClassifier(max_depth=4, max_breakpoints=3, candidates="all", time_limit=0.5).fit(X, y)
+    assert not est.proved_optimal_ and est.lower_bound_ <= est.objective_
+    assert est.objective_ == pytest.approx(_tree_objective(est, X, y, 0.0, 0.0))
+    calls = {"n": 0}
+    orig = LiteratiSearch._expand_shape
+
+    def flaky(self, s):
+        calls["n"] += 1
+        if calls["n"] > 20:
+            raise KeyboardInterrupt
+        return orig(self, s)
+
+    monkeypatch.setattr(LiteratiSearch, "_expand_shape", flaky)
+    est = LiteratiClassifier(max_depth=4, max_breakpoints=2, time_limit=60).fit(X, y)
+    assert est.interrupted_ and est.objective_ == pytest.approx(_tree_objective(est, X, y, 0.0, 0.0))
+
+
+def test_estimator_api_and_bad_input():
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 3))
+    y = np.where(X[:, 0] > 0.5, "a", "b")
+    est = LiteratiClassifier(max_depth=2, max_breakpoints=2, time_limit=5)
+    assert clone(est).get_params()["max_breakpoints"] == 2
+    est.fit(X, y)
+    assert set(est.predict(X)) <= {"a", "b"} and est.score(X, y) == 1.0
+    assert est.proved_optimal_ and est.objective_ == 0.0
+    Xn = X.copy()
+    Xn[4, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LiteratiClassifier().fit(Xn, y)
+    with pytest.raises(ValueError, match="class"):
+        LiteratiClassifier().fit(X, np.zeros(60))
+    with pytest.raises(ValueError):
+        LiteratiClassifier().fit(X, y[:10])
+    for bad in ({"max_breakpoints": 0}, {"lam": -1.0}, {"candidates": "quantile"}, {"time_limit": 0},
+                {"heuristic": "foo"}, {"and_rule": "bar"}, {"cart_leaves": (1,)}):
+        with pytest.raises(ValueError):
+            LiteratiClassifier(**bad).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2])
