@@ -1,0 +1,78 @@
+"""Hinge losses for interval regression (Drouin, Hocking & Laviolette 2017, equations (1)-(2)).
+
+A target interval ``[lower, upper]`` (either limit may be infinite, not both) and a prediction ``mu``
+give the loss ``phi(-mu + lower + margin) + phi(mu - upper + margin)`` with the linear hinge
+``phi(x) = (x)_+`` or the squared hinge ``phi(x) = (x)_+^2``; an infinite limit contributes nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .solver import LOSSES, check_margin
+
+
+def _rows(idx, limit=10):
+    idx = np.asarray(idx)
+    more = f" and {idx.size - limit} more" if idx.size > limit else ""
+    return ", ".join(str(i) for i in idx[:limit]) + more
+
+
+def check_intervals(y, *, name="y", min_samples=1):
+    """Validate interval targets: an (n, 2) float array of ``[lower, upper]``.
+
+    Raises ``ValueError`` (naming the rows) on a wrong shape, NaN, ``lower > upper``, a lower limit of
+    ``+inf`` or an upper limit of ``-inf``, or both limits infinite.
+    """
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from None
+    if y.ndim != 2 or y.shape[1] != 2:
+        raise ValueError(f"{name} must be an (n_samples, 2) array of [lower, upper] limits; got shape {y.shape}")
+    if y.shape[0] < min_samples:
+        raise ValueError(f"{name} has {y.shape[0]} samples; at least {min_samples} required")
+    nan = np.isnan(y).any(axis=1)
+    if nan.any():
+        raise ValueError(f"{name} contains NaN in rows {_rows(np.flatnonzero(nan))}")
+    bad = (y[:, 0] == np.inf) | (y[:, 1] == -np.inf)
+    if bad.any():
+        raise ValueError(f"{name} has a lower limit of +inf or an upper limit of -inf in rows "
+                         f"{_rows(np.flatnonzero(bad))}")
+    both = np.isinf(y).all(axis=1)
+    if both.any():
+        raise ValueError(f"{name} has both limits infinite (no information) in rows {_rows(np.flatnonzero(both))}")
+    rev = y[:, 0] > y[:, 1]
+    if rev.any():
+        raise ValueError(f"{name} has lower > upper in rows {_rows(np.flatnonzero(rev))}")
+    return y
+
+
+def hinge(x, loss="linear"):
+    """The hinge ``phi(x) = l((x)_+)`` with ``l(x) = x`` (linear) or ``x^2`` (squared)."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    xp = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+    return xp if loss == "linear" else xp * xp
+
+
+def interval_loss(mu, y, *, loss="linear", margin=0.0):
+    """Per-sample hinge loss of predictions ``mu`` (scalar or (n,)) on targets ``y`` (n, 2); equation (1).
+
+    ``phi(-mu + lower + margin) + phi(mu - upper + margin)``; infinite limits contribute 0.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    margin = check_margin(margin)
+    mu = np.asarray(mu, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        lo = hinge(-mu + y[:, 0] + margin, loss)
+        hi = hinge(mu - y[:, 1] + margin, loss)
+    lo = np.where(np.isfinite(y[:, 0]), lo, 0.0)
+    hi = np.where(np.isfinite(y[:, 1]), hi, 0.0)
+    return lo + hi
+
+
+def total_loss(mu, y, *, loss="linear", margin=0.0, weights=None):
+    """Total (weighted) hinge loss of one constant prediction ``mu``: the leaf cost of equation (2)."""
+    per = interval_loss(mu, y, loss=loss, margin=margin)
+    return float(per.sum() if weights is None else np.dot(per, weights))

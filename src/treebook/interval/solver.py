@@ -1,0 +1,383 @@
+"""The dynamic-programming solver of Drouin, Hocking & Laviolette (2017), section 4.
+
+Hinge losses are added one at a time to a running sum ``P_t(mu)``; after every addition the
+minimum of ``P_t`` is found again by moving a pointer over the sorted breakpoints and updating the
+coefficients of the piece that holds the minimum with the difference functions of the breakpoints
+it crosses (Lemma 1 of the paper, equations (12)-(15)).
+
+Data structure. All breakpoints of a problem are known in advance, so they are sorted once
+(``argsort``) and each one receives its rank. Breakpoints become *active* as their hinge is added;
+the active set is a Fenwick tree over ranks, which gives O(log n) insertion and O(log n) look-up of
+the next / previous active breakpoint. Equal breakpoint values get distinct ranks, so ties are zero-width
+pieces and need no special case. The sweep is an iterative numba loop: there is no recursion and
+no stack-size limit.
+
+Each piece of ``P_t`` is a polynomial ``A mu^2 + B mu + C``. Crossing breakpoint ``b`` (weight ``w``)
+from left to right adds the difference function
+
+* linear hinge, lower or upper limit: ``w (mu - b)``;
+* squared hinge, upper limit: ``+w (mu - b)^2``; lower limit: ``-w (mu - b)^2``.
+
+An integer count of the hinges active on the current piece is carried along; when it is zero the
+piece is identically zero and its coefficients are reset exactly (no floating-point drift).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+LOSSES = ("linear", "squared")
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """Result of :func:`prefix_solve`.
+
+    Attributes
+    ----------
+    cost : ndarray (n,)
+        ``cost[i]`` is the minimum over ``mu`` of the sum of the hinge losses of intervals ``0..i``.
+    prediction : ndarray (n,)
+        a minimiser of that sum (the midpoint of a flat minimum, its finite end when it is unbounded).
+    moves : ndarray (n,) of int
+        number of pointer moves made while adding interval ``i`` (both of its limits).
+    limit_moves : ndarray (n, 2) of int
+        the same, split into the moves made for the lower limit and for the upper limit.
+    """
+
+    cost: np.ndarray
+    prediction: np.ndarray
+    moves: np.ndarray
+    limit_moves: np.ndarray
+
+
+# ----------------------------------------------------------------------------------------------
+# Fenwick tree over ranks 0..m-1 (1-based internal array of length m + 1)
+
+
+@njit(cache=True, inline="always")
+def _fen_add(fen, i, m):
+    i += 1
+    while i <= m:
+        fen[i] += 1
+        i += i & (-i)
+
+
+@njit(cache=True, inline="always")
+def _fen_prefix(fen, i):
+    """Number of active ranks in [0, i] (i may be -1)."""
+    s = 0
+    i += 1
+    while i > 0:
+        s += fen[i]
+        i -= i & (-i)
+    return s
+
+
+@njit(cache=True, inline="always")
+def _fen_kth(fen, k, m, top):
+    """0-based rank of the k-th active element (k >= 1)."""
+    pos = 0
+    step = top
+    while step > 0:
+        nxt = pos + step
+        if nxt <= m and fen[nxt] < k:
+            pos = nxt
+            k -= fen[nxt]
+        step >>= 1
+    return pos  # 1-based position pos + 1  ->  0-based rank pos
+
+
+@njit(cache=True)
+def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, fen, cost, pred, lmoves):
+    """Add the intervals ``order[0], order[1], ...`` one at a time and record the minimum.
+
+    ``rank_lo[i]`` / ``rank_hi[i]``: rank of interval i's lower / upper breakpoint in ``bps`` (-1 if the
+    limit is infinite). ``bps``: sorted breakpoint values (length m); ``is_upper[r]``: breakpoint r
+    comes from an upper limit; ``wr[r]``: its weight. ``fen``: int array of length m + 1 (zeroed here).
+    Outputs are written at positions 0..len(order)-1.
+    """
+    m = bps.shape[0]
+    for r in range(m + 1):
+        fen[r] = 0
+    top = 1
+    while top * 2 <= m:
+        top *= 2
+    n_active = 0
+    # current piece: (bps[lo], bps[hi]] with lo = -1 meaning -inf and hi = m meaning +inf
+    lo = -1
+    hi = m
+    A = 0.0
+    B = 0.0
+    C = 0.0
+    cnt = 0
+    for t in range(order.shape[0]):
+        i = order[t]
+        for side in range(2):
+            r = rank_lo[i] if side == 0 else rank_hi[i]
+            if r < 0:
+                lmoves[t, side] = 0
+                continue
+            b = bps[r]
+            w = wr[r]
+            up = is_upper[r]
+            # hinge coefficients h(mu): squared w (mu - b)^2 ; linear +-w (mu - b)
+            if squared:
+                ha = w
+                hb = -2.0 * w * b
+                hc = w * b * b
+            elif up:
+                ha = 0.0
+                hb = w
+                hc = -w * b
+            else:
+                ha = 0.0
+                hb = -w
+                hc = w * b
+            # --- insertion (equations (12)-(13))
+            _fen_add(fen, r, m)
+            n_active += 1
+            if r < lo:
+                if up:
+                    A += ha
+                    B += hb
+                    C += hc
+                    cnt += 1
+            elif r > hi:
+                if not up:
+                    A += ha
+                    B += hb
+                    C += hc
+                    cnt += 1
+            else:
+                # the new breakpoint splits the current piece: keep the side holding the old minimiser
+                lo_v = bps[lo] if lo >= 0 else -np.inf
+                hi_v = bps[hi] if hi < m else np.inf
+                mu = _piece_argmin(A, B, cnt, lo_v, hi_v)
+                if b < mu:
+                    lo = r
+                    if up:
+                        A += ha
+                        B += hb
+                        C += hc
+                        cnt += 1
+                else:
+                    hi = r
+                    if not up:
+                        A += ha
+                        B += hb
+                        C += hc
+                        cnt += 1
+            if cnt == 0:
+                A = 0.0
+                B = 0.0
+                C = 0.0
+            # --- pointer moves (equations (14)-(15)); the direction never reverses
+            nm = 0
+            direction = 0
+            while True:
+                moved = False
+                if direction >= 0 and hi < m:
+                    bb = bps[hi]
+                    d = 2.0 * A * bb + B
+                    if d < 0.0:
+                        jump = 0.0 if squared else wr[hi]
+                        if squared or d + jump <= 0.0:
+                            ww = wr[hi]
+                            if squared:
+                                s = ww if is_upper[hi] else -ww
+                                A += s
+                                B += -2.0 * s * bb
+                                C += s * bb * bb
+                            else:
+                                B += ww
+                                C += -ww * bb
+                            cnt += 1 if is_upper[hi] else -1
+                            if cnt == 0:
+                                A = 0.0
+                                B = 0.0
+                                C = 0.0
+                            lo = hi
+                            k = _fen_prefix(fen, hi)
+                            hi = m if k == n_active else _fen_kth(fen, k + 1, m, top)
+                            direction = 1
+                            moved = True
+                if not moved and direction <= 0 and lo >= 0:
+                    bb = bps[lo]
+                    d = 2.0 * A * bb + B
+                    if d > 0.0:
+                        jump = 0.0 if squared else wr[lo]
+                        if squared or d - jump >= 0.0:
+                            ww = wr[lo]
+                            if squared:
+                                s = ww if is_upper[lo] else -ww
+                                A -= s
+                                B -= -2.0 * s * bb
+                                C -= s * bb * bb
+                            else:
+                                B -= ww
+                                C -= -ww * bb
+                            cnt -= 1 if is_upper[lo] else -1
+                            if cnt == 0:
+                                A = 0.0
+                                B = 0.0
+                                C = 0.0
+                            hi = lo
+                            k = _fen_prefix(fen, lo - 1)
+                            lo = -1 if k == 0 else _fen_kth(fen, k, m, top)
+                            direction = -1
+                            moved = True
+                if not moved:
+                    break
+                nm += 1
+            lmoves[t, side] = nm
+        lo_v = bps[lo] if lo >= 0 else -np.inf
+        hi_v = bps[hi] if hi < m else np.inf
+        mu = _piece_argmin(A, B, cnt, lo_v, hi_v)
+        pred[t] = mu
+        if cnt == 0:
+            cost[t] = 0.0
+        else:
+            c = (A * mu + B) * mu + C
+            cost[t] = c if c > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _piece_argmin(A, B, cnt, lo_v, hi_v):
+    """A minimiser of A mu^2 + B mu + C over the closed piece [lo_v, hi_v]."""
+    if cnt > 0 and A > 0.0:
+        mu = -B / (2.0 * A)
+        if mu < lo_v:
+            mu = lo_v
+        if mu > hi_v:
+            mu = hi_v
+        return mu
+    if cnt > 0 and B > 0.0 and lo_v > -np.inf:
+        return lo_v
+    if cnt > 0 and B < 0.0 and hi_v < np.inf:
+        return hi_v
+    # flat piece
+    if lo_v > -np.inf and hi_v < np.inf:
+        return 0.5 * (lo_v + hi_v)
+    if lo_v > -np.inf:
+        return lo_v
+    if hi_v < np.inf:
+        return hi_v
+    return 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# breakpoints of a set of intervals
+
+
+def breakpoints(lower, upper, margin, weights=None):
+    """Sorted breakpoints of the hinge losses of intervals ``[lower, upper]``.
+
+    The lower limit contributes ``phi(-mu + lower + margin)`` (breakpoint ``lower + margin``), the upper
+    limit ``phi(mu - upper + margin)`` (breakpoint ``upper - margin``); infinite limits contribute nothing.
+
+    Returns ``(rank_lo, rank_hi, bps, is_upper, wr)`` as used by the numba sweep.
+    """
+    lower = np.asarray(lower, dtype=np.float64)
+    upper = np.asarray(upper, dtype=np.float64)
+    n = lower.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    fin_lo = np.isfinite(lower)
+    fin_hi = np.isfinite(upper)
+    idx_lo = np.flatnonzero(fin_lo)
+    idx_hi = np.flatnonzero(fin_hi)
+    vals = np.concatenate([lower[idx_lo] + margin, upper[idx_hi] - margin])
+    is_up = np.concatenate([np.zeros(idx_lo.size, np.bool_), np.ones(idx_hi.size, np.bool_)])
+    wts = np.concatenate([w[idx_lo], w[idx_hi]])
+    order = np.argsort(vals, kind="stable")
+    ranks = np.empty(order.size, dtype=np.int64)
+    ranks[order] = np.arange(order.size)
+    rank_lo = np.full(n, -1, dtype=np.int64)
+    rank_hi = np.full(n, -1, dtype=np.int64)
+    rank_lo[idx_lo] = ranks[: idx_lo.size]
+    rank_hi[idx_hi] = ranks[idx_lo.size:]
+    return rank_lo, rank_hi, vals[order], is_up[order], wts[order]
+
+
+def _check_loss(loss):
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    return loss == "squared"
+
+
+def check_margin(margin):
+    """Validate a margin (a finite non-negative number)."""
+    try:
+        margin = float(margin)
+    except (TypeError, ValueError):
+        raise ValueError(f"margin must be a number, got {margin!r}") from None
+    if not np.isfinite(margin) or margin < 0:
+        raise ValueError(f"margin must be finite and >= 0, got {margin}")
+    return margin
+
+
+def prefix_solve(lower, upper, *, loss="linear", margin=0.0, weights=None):
+    """Minimum of the sum of hinge losses of every prefix of a sequence of intervals.
+
+    For ``i = 0..n-1`` computes ``min_mu sum_{k<=i} w_k [phi(-mu + lower_k + margin) + phi(mu - upper_k + margin)]``
+    (the node cost of equation (2) of the paper) and a minimiser, in one sweep of the dynamic-programming
+    algorithm of section 4 (O(n log n) for the linear hinge, Theorem 2 of the supplement).
+
+    Parameters
+    ----------
+    lower, upper : array-like (n,)
+        interval limits, ``-inf`` / ``+inf`` allowed (but not both for one interval); ``lower <= upper``.
+    loss : {"linear", "squared"}
+        the hinge ``phi(x) = (x)_+`` or ``phi(x) = (x)_+^2``.
+    margin : float >= 0
+        the margin epsilon.
+    weights : array-like (n,), optional
+        positive weight of each interval.
+
+    Returns
+    -------
+    SolveResult
+        with arrays ``cost``, ``prediction``, ``moves`` and ``limit_moves``.
+    """
+    from .losses import check_intervals
+
+    squared = _check_loss(loss)
+    margin = check_margin(margin)
+    lower = np.asarray(lower, dtype=np.float64)
+    upper = np.asarray(upper, dtype=np.float64)
+    if lower.ndim != 1 or upper.shape != lower.shape:
+        raise ValueError(f"lower and upper must be 1-D arrays of equal length, got shapes {lower.shape} "
+                         f"and {upper.shape}")
+    y = check_intervals(np.column_stack([lower, upper]))
+    w = _check_weights(weights, y.shape[0])
+    return _solve_checked(y[:, 0], y[:, 1], squared, margin, w)
+
+
+def _check_weights(weights, n):
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"weights must have shape ({n},), got {w.shape}")
+    bad = np.flatnonzero(~np.isfinite(w) | (w <= 0))
+    if bad.size:
+        raise ValueError(f"weights must be finite and > 0; bad rows: {bad[:10].tolist()}")
+    return w
+
+
+def _solve_checked(lower, upper, squared, margin, weights, order=None):
+    n = lower.shape[0]
+    rank_lo, rank_hi, bps, is_up, wr = breakpoints(lower, upper, margin, weights)
+    if order is None:
+        order = np.arange(n, dtype=np.int64)
+    k = order.shape[0]
+    cost = np.empty(k)
+    pred = np.empty(k)
+    lmoves = np.empty((k, 2), dtype=np.int32)
+    fen = np.empty(bps.shape[0] + 1, dtype=np.int32)
+    _sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, fen, cost, pred, lmoves)
+    return SolveResult(cost=cost, prediction=pred, moves=lmoves.sum(axis=1, dtype=np.int64),
+                       limit_moves=lmoves)
