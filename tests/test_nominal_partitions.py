@@ -316,3 +316,15 @@ def test_bad_method_or_impurity():
         best_partition(np.ones((3, 2)), "hcc", "misclassification")
     with pytest.raises(ValueError, match="exhaustive"):
         best_partition(np.ones((40, 2)), "exhaustive")
+
+
+def test_entropy_table_path_agrees_with_logarithms():
+    """Integer tables use a c*log2(c) look-up table; non-integer ones use logarithms: same optima."""
+    rng = np.random.default_rng(11)
+    for V in random_tables(rng, 100, n_range=(3, 12), k_range=(2, 6)):
+        W = V * (1 + 1e-13) + 1e-300  # non-integer, same order of every comparison up to rounding
+        for m in ("hcc", "sliqext", "exhaustive"):
+            a = best_partition(V, m, "entropy").impurity
+            b = best_partition(W, m, "entropy").impurity
+            assert a == pytest.approx(b, rel=1e-9)
+        assert best_partition(V, "exhaustive", "entropy").impurity == pytest.approx(brute_force_opt(V, "entropy"))

@@ -92,8 +92,11 @@ def _imp_vec(v, k, crit):
 
 
 @njit(cache=True, inline="always")
-def _imp_pair(left, tot, k, crit):
-    """I(left) + I(tot - left) without allocating."""
+def _imp_pair(left, tot, k, crit, tab):
+    """I(left) + I(tot - left) without allocating.
+
+    ``crit``: 0 Gini, 1 Entropy, 2 Entropy of integer counts through the table ``tab[c] = c log2 c``.
+    """
     sl = 0.0
     st = 0.0
     for i in range(k):
@@ -110,7 +113,7 @@ def _imp_pair(left, tot, k, crit):
             qr += b * b
         il = sl - ql / sl if sl > 0.0 else 0.0
         ir = sr - qr / sr if sr > 0.0 else 0.0
-    else:
+    elif crit == 1:
         al = 0.0
         ar = 0.0
         for i in range(k):
@@ -122,6 +125,15 @@ def _imp_pair(left, tot, k, crit):
                 ar += b * np.log2(b)
         il = sl * np.log2(sl) - al if sl > 0.0 else 0.0
         ir = sr * np.log2(sr) - ar if sr > 0.0 else 0.0
+    else:
+        al = 0.0
+        ar = 0.0
+        for i in range(k):
+            a = left[i]
+            al += tab[int(a + 0.5)]
+            ar += tab[int(tot[i] - a + 0.5)]
+        il = tab[int(sl + 0.5)] - al
+        ir = tab[int(sr + 0.5)] - ar
     il = max(il, 0.0)
     ir = max(ir, 0.0)
     return il + ir
@@ -142,3 +154,22 @@ def _imp2(a, b, crit):
         if b > 0.0:
             r -= b * np.log2(b)
     return max(0.0, r)
+
+
+#: Largest total count for which the entropy kernels use a table of c*log2(c).
+MAX_TABLE_COUNT = 20_000_000
+_NO_TABLE = np.zeros(1)
+
+
+def entropy_table(W: np.ndarray, crit: int, work: float):
+    """Return ``(crit', table)``: switch Entropy to table look-ups (code 2) when the counts are integers and the
+    expected number of logarithms (``work``) exceeds the table size; otherwise ``(crit, dummy)``."""
+    if crit != 1:
+        return crit, _NO_TABLE
+    total = float(W.sum())
+    if total > MAX_TABLE_COUNT or work < total or not np.array_equal(W, np.round(W)):
+        return crit, _NO_TABLE
+    c = np.arange(int(round(total)) + 1, dtype=float)
+    c[0] = 1.0
+    tab = c * np.log2(c)
+    return 2, tab

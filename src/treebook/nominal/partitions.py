@@ -28,8 +28,10 @@ import numpy as np
 from numba import njit
 
 from treebook.nominal.impurity import (
+    _NO_TABLE,
     _imp2,
     _imp_pair,
+    entropy_table,
     impurity_code,
     partition_impurity,
     split_directions_impurity,
@@ -133,11 +135,11 @@ def _mask_impurity(V, left, crit):
             tot[c] += V[i, c]
             if left[i]:
                 lv[c] += V[i, c]
-    return _imp_pair(lv, tot, k, crit)
+    return _imp_pair(lv, tot, k, crit, _NO_TABLE)
 
 
 @njit(cache=True)
-def _sweep_directions(V, D, crit, twoing):
+def _sweep_directions(V, D, crit, twoing, tab):
     """Algorithm 1 (B_d) for every row d of D; with ``twoing`` the collapsed criterion of A_d is used.
 
     Returns (best direction index, number j of values on the left, order of the values for that direction).
@@ -154,17 +156,21 @@ def _sweep_directions(V, D, crit, twoing):
             rs[i] += V[i, c]
     left = np.zeros(k)
     r = np.empty(n)
+    P = np.empty((n, k))
+    for i in range(n):
+        for c in range(k):
+            P[i, c] = -V[i, c] / rs[i]
     best = np.inf
     best_t = 0
     best_j = 1
-    best_order = np.arange(n)
     for t in range(m):
         d = D[t]
         for i in range(n):
             acc = 0.0
             for c in range(k):
-                acc += d[c] * V[i, c]
-            r[i] = -acc / rs[i]
+                if d[c] != 0.0:
+                    acc += d[c] * P[i, c]
+            r[i] = acc
         order = np.argsort(r, kind="mergesort")
         for c in range(k):
             left[c] = 0.0
@@ -189,23 +195,27 @@ def _sweep_directions(V, D, crit, twoing):
                     best = val
                     best_t = t
                     best_j = j + 1
-                    best_order = order.copy()
         else:
             for j in range(n - 1):
                 o = order[j]
                 for c in range(k):
                     left[c] += V[o, c]
-                val = _imp_pair(left, tot, k, crit)
+                val = _imp_pair(left, tot, k, crit, tab)
                 if val < best:
                     best = val
                     best_t = t
                     best_j = j + 1
-                    best_order = order.copy()
-    return best_t, best_j, best_order
+    d = D[best_t]
+    for i in range(n):
+        acc = 0.0
+        for c in range(k):
+            acc += d[c] * P[i, c]
+        r[i] = acc
+    return best_t, best_j, np.argsort(r, kind="mergesort")
 
 
 @njit(cache=True)
-def _exhaustive_gray(V, crit):
+def _exhaustive_gray(V, crit, tab):
     """All 2**(n-1) - 1 partitions in Gray-code order (the last value stays right). Returns the best bit code."""
     n, k = V.shape
     tot = np.zeros(k)
@@ -231,7 +241,7 @@ def _exhaustive_gray(V, crit):
         else:
             for c in range(k):
                 left[c] -= V[b, c]
-        val = _imp_pair(left, tot, k, crit)
+        val = _imp_pair(left, tot, k, crit, tab)
         if val < best:
             best = val
             best_code = code
@@ -240,7 +250,7 @@ def _exhaustive_gray(V, crit):
 
 
 @njit(cache=True)
-def _sliqext(V, crit):
+def _sliqext(V, crit, tab):
     """SLIQext: from (V, {}) greedily move the value giving the lowest impurity to the right; best seen."""
     n, k = V.shape
     tot = np.zeros(k)
@@ -259,7 +269,7 @@ def _sliqext(V, crit):
             if inleft[i]:
                 for c in range(k):
                     cand[c] = left[c] - V[i, c]
-                val = _imp_pair(cand, tot, k, crit)
+                val = _imp_pair(cand, tot, k, crit, tab)
                 if val < bv:
                     bv = val
                     bi = i
@@ -350,7 +360,9 @@ def _prefix_mask(n, order, j):
 
 def _b_directions(W, D, crit, twoing=False):
     D = np.ascontiguousarray(D, dtype=float)
-    _t, j, order = _sweep_directions(W, D, crit, twoing)
+    n, k = W.shape
+    c2, tab = (crit, _NO_TABLE) if twoing else entropy_table(W, crit, 2.0 * D.shape[0] * n * k)
+    _t, j, order = _sweep_directions(W, D, c2, twoing, tab)
     return _prefix_mask(W.shape[0], order, j)
 
 
@@ -395,7 +407,8 @@ def _exhaustive(W, crit):
             f"exhaustive search over 2**{n - 1} partitions refused: at most {MAX_EXHAUSTIVE_VALUES} "
             "non-empty values"
         )
-    code = int(_exhaustive_gray(W, crit))
+    c2, tab = entropy_table(W, crit, 2.0 * W.shape[1] * 2.0 ** (n - 1))
+    code = int(_exhaustive_gray(W, c2, tab))
     return ((code >> np.arange(n)) & 1).astype(bool)
 
 
@@ -421,7 +434,8 @@ def _solve_clean(W, method, crit):
     if method == "pcext":
         return _pcext(W, crit)
     if method == "sliqext":
-        return _sliqext(W, crit)
+        c2, tab = entropy_table(W, crit, 1.0 * n * n * k)
+        return _sliqext(W, c2, tab)
     if method == "exhaustive":
         return _exhaustive(W, crit)
     if method == "breiman":

@@ -118,8 +118,8 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
             if isinstance(X, pd.DataFrame):
                 for j, c in enumerate(columns):
                     dt = X[c].dtype
-                    mask[j] = isinstance(dt, pd.CategoricalDtype) or dt == object or dt == bool or \
-                        pd.api.types.is_string_dtype(dt)
+                    mask[j] = (isinstance(dt, pd.CategoricalDtype) or pd.api.types.is_object_dtype(dt)
+                               or pd.api.types.is_bool_dtype(dt) or pd.api.types.is_string_dtype(dt))
             return mask
         for f in self.nominal_features:
             if isinstance(f, (int, np.integer)) and not (isinstance(X, pd.DataFrame) and f in columns):

@@ -1,0 +1,131 @@
+"""Monte Carlo comparison of split procedures (section 5.1 and Tables 1-3 of Laber, Molinaro & Pereira, 2018).
+
+Each contingency table has ``n`` values x ``k`` classes with entries drawn uniformly from ``{0, ..., high}``
+(``high = 7`` in the paper); a table with an all-zero row or column is drawn again.  Every method splits every
+table; we record the impurity of its partition and its wall-clock time, and (for small ``n``) the exact
+optimum, which the paper could not report.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from treebook.nominal.partitions import WIN_RTOL, at_least_as_good, best_partition
+from treebook.validation import check_random_state
+
+__all__ = [
+    "PAPER_METHODS",
+    "random_table",
+    "simulate",
+    "win_percentages",
+    "max_relative_excess",
+    "time_ratios",
+    "ratio_to_optimum",
+]
+
+#: The four procedures compared in the paper's Tables 1-3, in the paper's row order.
+PAPER_METHODS = ("hcc", "pcext", "sliqext", "lca")
+
+
+def random_table(rng, n: int, k: int, high: int = 7) -> np.ndarray:
+    """A random ``n x k`` table, entries uniform in ``{0..high}``, redrawn until no row or column is all zero."""
+    while True:
+        V = rng.integers(0, high + 1, size=(n, k)).astype(float)
+        if (V.sum(axis=1) > 0).all() and (V.sum(axis=0) > 0).all():
+            return V
+
+
+def simulate(ns, ks, impurities=("gini", "entropy"), n_tables: int = 1000, methods=PAPER_METHODS,
+             exact_max_n: int = 0, high: int = 7, random_state=None, progress: bool = False) -> pd.DataFrame:
+    """Run every method on ``n_tables`` random tables for each ``(impurity, n, k)`` cell.
+
+    Returns a long DataFrame with one row per (impurity, n, k, table, method): ``impurity_value``,
+    ``seconds`` and, when ``n <= exact_max_n``, ``opt`` (the exhaustive optimum).  The same tables are used
+    for all methods (and for both impurities).
+    """
+    rng = check_random_state(random_state)
+    methods = tuple(methods)
+    cells = [(n, k) for n in ns for k in ks]
+    warm = random_table(np.random.default_rng(0), 6, 3, high)
+    for imp in impurities:  # compile / load every kernel before timing
+        for m in (*methods, "exhaustive"):
+            best_partition(warm, m, imp)
+    rows = []
+    it = cells
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(cells, desc="Monte Carlo cells")
+    for n, k in it:
+        tables = [random_table(rng, int(n), int(k), high) for _ in range(int(n_tables))]
+        for imp in impurities:
+            vals = np.empty((len(tables), len(methods)))
+            secs = np.empty_like(vals)
+            opt = np.full(len(tables), np.nan)
+            for t, V in enumerate(tables):
+                for j, m in enumerate(methods):
+                    t0 = time.perf_counter()
+                    p = best_partition(V, m, imp)
+                    secs[t, j] = time.perf_counter() - t0
+                    vals[t, j] = p.impurity
+                if n <= exact_max_n:
+                    opt[t] = best_partition(V, "exhaustive", imp).impurity
+            for j, m in enumerate(methods):
+                rows.append(pd.DataFrame({
+                    "impurity": imp, "n": int(n), "k": int(k), "table": np.arange(len(tables)), "method": m,
+                    "impurity_value": vals[:, j], "seconds": secs[:, j], "opt": opt,
+                }))
+    return pd.concat(rows, ignore_index=True)
+
+
+def _wide(df, value="impurity_value"):
+    return df.pivot_table(index=["impurity", "n", "k", "table"], columns="method", values=value)
+
+
+def win_percentages(df: pd.DataFrame, methods=PAPER_METHODS, rtol: float = WIN_RTOL) -> pd.DataFrame:
+    """Percentage of tables on which each method is at least as good as every other method in ``methods``.
+
+    "At least as good" is ``a <= b + rtol * max(|b|, 1)`` (:func:`treebook.nominal.at_least_as_good`).
+    Rows: (impurity, n, method); columns: k.
+    """
+    w = _wide(df)[list(methods)]
+    out = []
+    for m in methods:
+        others = w[[o for o in methods if o != m]].min(axis=1)
+        win = at_least_as_good(w[m].to_numpy(), others.to_numpy(), rtol)
+        s = pd.Series(win, index=w.index).groupby(level=["impurity", "n", "k"]).mean() * 100
+        out.append(s.rename(m))
+    res = pd.concat(out, axis=1).stack().rename("win %").reset_index().rename(columns={"level_3": "method"})
+    return res.pivot_table(index=["impurity", "n", "method"], columns="k", values="win %")
+
+
+def max_relative_excess(df: pd.DataFrame, methods=PAPER_METHODS) -> pd.DataFrame:
+    """Largest relative excess ``100 (I(P)/I(Q) - 1)`` of each method over the best of the others (per impurity)."""
+    w = _wide(df)[list(methods)]
+    res = {}
+    for m in methods:
+        others = w[[o for o in methods if o != m]].min(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            exc = 100 * (w[m] / others - 1)
+        exc = exc.where(others > 0, 0.0)
+        res[m] = exc.groupby(level="impurity").max()
+    return pd.DataFrame(res).T
+
+
+def time_ratios(df: pd.DataFrame, methods=PAPER_METHODS, base: str = "lca") -> pd.DataFrame:
+    """Mean running time of each method divided by the mean time of ``base`` (Table 3). Rows (n, method); cols k."""
+    t = df.groupby(["n", "k", "method"])["seconds"].mean().unstack("method")
+    ratios = t[list(methods)].div(t[base], axis=0)
+    return ratios.stack().rename("ratio").reset_index().pivot_table(index=["n", "method"], columns="k",
+                                                                    values="ratio")
+
+
+def ratio_to_optimum(df: pd.DataFrame) -> pd.DataFrame:
+    """Per table and method, ``I(method) / OPT`` (rows with a computed optimum only; OPT = 0 gives ratio 1)."""
+    d = df.dropna(subset=["opt"]).copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d["ratio"] = np.where(d["opt"] > 0, d["impurity_value"] / d["opt"], 1.0)
+    return d
