@@ -85,7 +85,9 @@ def build_book(profile: str = "book", only: list[str] | None = None, log=print) 
     if (stage / "book").exists():
         shutil.rmtree(stage / "book")
     shutil.copytree(root / "book", stage / "book", ignore=shutil.ignore_patterns("*.ipynb"))
-    static = stage / "_static"
+    static = stage / "_assets"
+    if (stage / "_static").exists():
+        shutil.rmtree(stage / "_static")
     if not (static / "mathjax" / "tex-chtml.js").is_file():
         if static.exists():
             shutil.rmtree(static)
@@ -118,7 +120,7 @@ def build_book(profile: str = "book", only: list[str] | None = None, log=print) 
     if cfg.get("execute", {}).get("execute_notebooks") != "off":
         raise RuntimeError("_config.yml must set execute.execute_notebooks: 'off' (notebooks run here)")
     log("treebook: jupyter-book build")
-    cmd = [sys.executable, "-m", "jupyter_book", "build", str(stage), "--builder", "html"]
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage), "--builder", "html"]
     proc = subprocess.run(cmd, cwd=stage, text=True, capture_output=True)
     (root / "_build").mkdir(exist_ok=True)
     (root / "_build" / "book-build.log").write_text(proc.stdout + proc.stderr)

@@ -1,0 +1,145 @@
+"""Data checksums, result records, notebook conventions, the sweep and the CLI."""
+
+import json
+import shutil
+
+import nbformat
+import numpy as np
+import pytest
+import yaml
+
+from treebook.cli import main as cli_main
+from treebook.datasets import DataError, data_dir, data_file
+from treebook.notebooks import load_profile, project_root, toc_notebooks
+from treebook.results import load_results, save_results, scorecard_row
+from treebook.sweep import expand_grid, run_sweep
+
+ROOT = project_root()
+
+
+def test_every_data_file_is_listed_and_verified():
+    listed = {line.split()[1].removeprefix("./") for line in (data_dir() / "SHA256SUMS").read_text().splitlines()
+              if line.strip()}
+    on_disk = {str(p.relative_to(data_dir())) for p in data_dir().rglob("*") if p.is_file()
+               and p.name not in ("SHA256SUMS", "SOURCE.md") and not p.name.endswith(".README.txt")}
+    assert listed == on_disk
+    for chapter in {rel.split("/")[0] for rel in listed}:
+        assert (data_dir() / chapter / "SOURCE.md").is_file(), f"{chapter} has no SOURCE.md"
+
+
+def test_corrupted_or_missing_data_is_a_clear_error(tmp_path, monkeypatch):
+    copy = tmp_path / "data"
+    shutil.copytree(data_dir() / "mmit", copy / "mmit")
+    shutil.copy(data_dir() / "SHA256SUMS", copy / "SHA256SUMS")
+    monkeypatch.setenv("TREEBOOK_DATA", str(copy))
+    assert data_file("mmit", "neuroblastomaProcessed_targets.csv").is_file()
+    target = copy / "mmit" / "neuroblastomaProcessed_targets.csv"
+    target.write_text(target.read_text().replace("1", "2", 1))
+    with pytest.raises(DataError, match="corrupted.*neuroblastomaProcessed_targets.csv"):
+        data_file("mmit", "neuroblastomaProcessed_targets.csv")
+    (copy / "mmit" / "neuroblastomaProcessed_features.csv").unlink()
+    with pytest.raises(DataError, match="missing"):
+        data_file("mmit", "neuroblastomaProcessed_features.csv")
+    with pytest.raises(DataError, match="not listed"):
+        data_file("mmit", "nope.csv")
+
+
+def test_results_records_round_trip(tmp_path):
+    row = scorecard_row("x", 1.5, np.float32(2.0), "note")
+    assert row["difference"] == pytest.approx(0.5)
+    assert scorecard_row("y", None, 3)["difference"] is None
+    rec = save_results(tmp_path / "r.json", {"a": np.arange(3), "b": np.float64(np.inf), "c": {"d": np.bool_(True)}},
+                       [row])
+    back = load_results(tmp_path / "r.json")
+    assert back == rec
+    assert back["results"] == {"a": [0, 1, 2], "b": "inf", "c": {"d": True}}
+    assert save_results(None, {"a": 1})["results"] == {"a": 1}
+
+
+def _notebooks():
+    return sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "book").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", _notebooks(), ids=lambda p: p.name)
+def test_notebooks_are_stored_clean_with_a_parameters_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} is stored with outputs"
+    params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1, f"{path.name} needs exactly one cell tagged 'parameters'"
+    assert code[0] is params[0], "the parameters cell must be the first code cell"
+
+
+def test_toc_notebooks_exist_and_have_a_notebook_test():
+    stems = toc_notebooks()
+    assert stems and stems[0] == "00-tree-core"
+    tests_text = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_nb_*.py"))
+    for stem in stems:
+        assert (ROOT / "notebooks" / f"{stem}.ipynb").is_file()
+        assert f'"{stem}"' in tests_text, f"no test runs {stem}"
+    for profile in ("smoke", "paper"):
+        prof = load_profile(profile)
+        assert set(prof) <= set(stems) | {p.stem for p in (ROOT / "notebooks").glob("*.ipynb")}
+    assert set(load_profile("smoke")) >= set(stems), "every book notebook needs smoke parameters"
+
+
+def test_grid_validation():
+    allowed = {"a", "b", "c"}
+    assert expand_grid({"a": [1, 2], "b": ["x"]}, allowed) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
+    assert expand_grid({"points": [{"a": 1}, {"c": 2}]}, allowed) == [{"a": 1}, {"c": 2}]
+    assert len(expand_grid({"grid": {"a": [1, 2]}, "points": [{"b": 0}]}, allowed)) == 3
+    with pytest.raises(ValueError, match="'d' is not a parameter"):
+        expand_grid({"a": [1], "d": [2]}, allowed)
+    with pytest.raises(ValueError, match="non-empty list"):
+        expand_grid({"a": 3}, allowed)
+    with pytest.raises(ValueError, match="result_path"):
+        expand_grid({"result_path": ["x"]}, allowed | {"result_path"})
+
+
+def test_sweep_on_a_local_cluster(tmp_path):
+    grid = tmp_path / "grid.yml"
+    # two good points and one that fails inside the notebook (an unknown data set)
+    grid.write_text(yaml.safe_dump({"points": [{"dataset": "iris"}, {"dataset": "wine"}, {"dataset": "nope"}]}))
+    base = {"n_repeats": 1, "max_depth": 2}
+    out = tmp_path / "out"
+    table = run_sweep("00-tree-core", grid, out, base_params=base, workers=2, progress=False)
+    assert len(table) == 3
+    ok = table[table.status == "ok"].set_index("dataset")
+    assert set(ok.index) == {"iris", "wine"}
+    assert (ok["mismatch_nodes"] == 0).all() and (ok["fits"] == 6).all()
+    failed = table[table.status == "failed"]
+    assert list(failed.dataset) == ["nope"] and "KeyError" in failed.error.iloc[0]
+    assert (out / "results.csv").is_file() and (out / "results.parquet").is_file()
+    assert len(list((out / "runs").glob("*/notebook.ipynb"))) == 3
+    # a second run skips the finished points: their executed notebooks are not rewritten
+    done = {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/result.json")}
+    again = run_sweep("00-tree-core", grid, out, base_params=base, workers=1, progress=False)
+    assert {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/result.json")} == done
+    assert (again.status == "ok").sum() == 2
+
+
+def test_cli_reports_a_wrong_grid_key(tmp_path, capsys):
+    grid = tmp_path / "grid.yml"
+    grid.write_text("max_dept: [1, 2]\n")
+    code = cli_main(["sweep", "00-tree-core", "--grid", str(grid), "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert "'max_dept' is not a parameter" in capsys.readouterr().err
+
+
+def test_profiles_override_only_known_parameters():
+    from treebook.notebooks import notebook_parameters
+
+    for profile in ("smoke", "paper"):
+        for stem, params in load_profile(profile).items():
+            known = set(notebook_parameters(stem))
+            unknown = set(params) - known
+            assert not unknown, f"{profile}.yml sets {sorted(unknown)} that {stem} does not have"
+
+
+def test_result_json_schema_of_chapter_0(tmp_path):
+    from treebook.notebooks import run_notebook
+
+    _, res = run_notebook("00-tree-core", profile="smoke", parameters={"n_repeats": 1}, output_dir=tmp_path)
+    assert json.loads((tmp_path / "00-tree-core.json").read_text()) == res
+    for row in res["scorecard"]:
+        assert set(row) == {"quantity", "paper", "ours", "difference", "note"}

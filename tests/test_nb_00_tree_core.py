@@ -1,0 +1,10 @@
+from treebook.notebooks import run_notebook
+
+
+def test_notebook_tree_core(tmp_path):
+    _, res = run_notebook("00-tree-core", profile="smoke", output_dir=tmp_path)
+    r = res["results"]
+    assert r["mismatch_nodes"] == 0
+    assert r["identical_nodes"] > 0
+    assert r["test_agreement_no_tie"] == 1.0
+    assert r["min_cost_decrease"] >= 0
