@@ -1,0 +1,457 @@
+"""Maximum margin interval trees (MMIT): growth, cost-complexity pruning, CV selection and forests.
+
+Section 3 of Drouin, Hocking & Laviolette (2017): a leaf predicting ``mu`` costs the sum of the hinge
+losses of its intervals (equation (2)); a node is split by the threshold rule ``x_j <= delta`` that
+minimises the total cost of the two children (equation (4)). For one feature, the costs of all the
+left children are the prefix minima of the solver run over the samples sorted by ``x_j``, and the
+costs of the right children are the prefix minima of the reversed order, so one forward and one
+backward sweep (section 4) evaluate every threshold of a feature in O(n log n).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from numba import njit
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.model_selection import KFold
+from sklearn.utils.validation import check_is_fitted
+
+from ..tree import BaseTree, ThresholdSplit, Tree, TreeBuilder
+from ..validation import check_array, check_n_features, check_random_state
+from .losses import check_intervals
+from .metrics import interval_mse
+from .solver import _check_loss, _sweep, breakpoints, check_margin
+
+__all__ = [
+    "MMITRegressor",
+    "MMITForestRegressor",
+    "MMITPrunedCV",
+    "pruning_alphas",
+    "prune_tree",
+]
+
+
+@njit(cache=True)
+def _node_search(Xn, orders, feats, rank_lo, rank_hi, bps, is_up, wr, squared, min_leaf):
+    """Best threshold split of a node: (feature, position in sorted order, children's total cost)."""
+    n = orders.shape[0]
+    m = bps.shape[0]
+    fen = np.empty(m + 1, dtype=np.int32)
+    cf = np.empty(n)
+    cb = np.empty(n)
+    pr = np.empty(n)
+    lm = np.empty((n, 2), dtype=np.int32)
+    rev = np.empty(n, dtype=np.int64)
+    best = np.inf
+    bf = -1
+    bi = -1
+    for jj in range(feats.shape[0]):
+        f = feats[jj]
+        order = orders[:, jj]
+        if Xn[order[0], f] == Xn[order[n - 1], f]:
+            continue
+        for k in range(n):
+            rev[k] = order[n - 1 - k]
+        _sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, fen, cf, pr, lm)
+        _sweep(rev, rank_lo, rank_hi, bps, is_up, wr, squared, fen, cb, pr, lm)
+        for i in range(min_leaf - 1, n - min_leaf):
+            if Xn[order[i], f] == Xn[order[i + 1], f]:
+                continue
+            c = cf[i] + cb[n - 2 - i]
+            if c < best:
+                best = c
+                bf = jj
+                bi = i
+    return bf, bi, best
+
+
+def _node_solve(y, squared, margin):
+    """Minimum total cost and minimiser of the hinge losses of a node's intervals."""
+    rank_lo, rank_hi, bps, is_up, wr = breakpoints(y[:, 0], y[:, 1], margin)
+    n = y.shape[0]
+    cost = np.empty(n)
+    pred = np.empty(n)
+    lm = np.empty((n, 2), dtype=np.int32)
+    fen = np.empty(bps.shape[0] + 1, dtype=np.int32)
+    _sweep(np.arange(n, dtype=np.int64), rank_lo, rank_hi, bps, is_up, wr, squared, fen, cost, pred, lm)
+    return float(cost[-1]), float(pred[-1]), (rank_lo, rank_hi, bps, is_up, wr)
+
+
+def grow_mmit(X, y, *, loss="linear", margin=0.0, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+              max_features=None, random_state=None):
+    """Grow an MMIT greedily (section 3); returns a :class:`~treebook.tree.Tree`.
+
+    Node ``impurity`` is the node's minimum total hinge loss divided by its number of samples, so
+    ``impurity * n_node_samples`` is the leaf cost of equation (2) (used by pruning). A node is split
+    only when the best split lowers the total cost.
+    """
+    squared = _check_loss(loss)
+    margin = check_margin(margin)
+    n, p = X.shape
+    rng = check_random_state(random_state) if max_features is not None else None
+    depth_limit = np.inf if max_depth is None else max_depth
+    b = TreeBuilder(n_outputs=1)
+    root_cost, root_pred, root_bp = _node_solve(y, squared, margin)
+    root = b.add_node([root_pred], n, root_cost / n)
+    stack = [(root, np.arange(n), 0, root_cost, root_bp)]
+    while stack:
+        node, idx, depth, cost, bp = stack.pop()
+        nt = idx.size
+        tol = 1e-10 * max(1.0, cost)
+        if depth >= depth_limit or nt < min_samples_split or nt < 2 * min_samples_leaf or cost <= tol:
+            continue
+        if max_features is None:
+            feats = np.arange(p, dtype=np.int64)
+        else:
+            feats = np.sort(rng.choice(p, size=max_features, replace=False)).astype(np.int64)
+        Xn = X[idx]
+        orders = np.argsort(Xn[:, feats], axis=0, kind="stable")
+        jj, pos, best = _node_search(Xn, orders, feats, *bp, squared, min_samples_leaf)
+        if jj < 0 or not best < cost - tol:
+            continue
+        f = int(feats[jj])
+        order = orders[:, jj]
+        x_lo = Xn[order[pos], f]
+        x_hi = Xn[order[pos + 1], f]
+        thr = 0.5 * (x_lo + x_hi)
+        if not x_lo <= thr < x_hi:
+            thr = x_lo
+        right = Xn[:, f] > thr
+        b.set_split(node, ThresholdSplit(f, float(thr)))
+        children = []
+        for is_right in (False, True):
+            cidx = idx[right] if is_right else idx[~right]
+            c_cost, c_pred, c_bp = _node_solve(y[cidx], squared, margin)
+            cnode = b.add_node([c_pred], cidx.size, c_cost / cidx.size, parent=node, is_right=is_right)
+            children.append((cnode, cidx, depth + 1, c_cost, c_bp))
+        stack.extend(children[::-1])
+    return b.build()
+
+
+# ----------------------------------------------------------------------------------------------
+# minimal cost-complexity pruning (Breiman et al. 1984, chapter 3), used by the paper's protocol
+
+
+@njit(cache=True)
+def _collapse_alphas(left, right, parent, R):
+    """For each internal node, the alpha at which weakest-link pruning turns it into a leaf.
+
+    ``R[t]`` is the cost of node t as a leaf. Leaves get -1. Nodes are numbered so that children
+    follow their parents (true for trees built top-down).
+    """
+    nn = left.shape[0]
+    out = np.full(nn, -1.0)
+    leaf = left < 0
+    removed = np.zeros(nn, dtype=np.bool_)
+    rsub = np.empty(nn)
+    nleaf = np.empty(nn)
+    alpha = 0.0
+    while not leaf[0]:
+        for t in range(nn - 1, -1, -1):
+            if removed[t]:
+                continue
+            if leaf[t]:
+                rsub[t] = R[t]
+                nleaf[t] = 1.0
+            else:
+                rsub[t] = rsub[left[t]] + rsub[right[t]]
+                nleaf[t] = nleaf[left[t]] + nleaf[right[t]]
+        gmin = np.inf
+        for t in range(nn):
+            if not removed[t] and not leaf[t]:
+                g = (R[t] - rsub[t]) / (nleaf[t] - 1.0)
+                if g < gmin:
+                    gmin = g
+        if gmin > alpha:
+            alpha = gmin
+        thr = gmin + 1e-12 * (1.0 + abs(gmin))
+        for t in range(nn):
+            if not removed[t] and not leaf[t]:
+                g = (R[t] - rsub[t]) / (nleaf[t] - 1.0)
+                if g <= thr:
+                    leaf[t] = True
+                    out[t] = alpha
+        # drop the descendants of the new leaves
+        for t in range(1, nn):
+            par = parent[t]
+            if removed[par] or leaf[par]:
+                removed[t] = True
+    return out
+
+
+def node_collapse_alphas(tree: Tree) -> np.ndarray:
+    """Alpha at which each internal node is pruned away (``-1`` at leaves).
+
+    Costs are normalised by the number of training samples at the root, as in scikit-learn, so that
+    alphas of trees grown on different folds are comparable.
+    """
+    R = tree.impurity * tree.n_node_samples / tree.n_node_samples[0]
+    return _collapse_alphas(tree.children_left.astype(np.int64), tree.children_right.astype(np.int64),
+                            tree.parent.astype(np.int64), R.astype(np.float64))
+
+
+def pruning_alphas(tree: Tree) -> np.ndarray:
+    """The increasing sequence 0 = alpha_0 < alpha_1 < ... of the weakest-link pruning path."""
+    a = node_collapse_alphas(tree)
+    return np.unique(np.concatenate([[0.0], a[a >= 0]]))
+
+
+def prune_tree(tree: Tree, alpha: float, collapse=None) -> Tree:
+    """The smallest minimal cost-complexity subtree for ``alpha`` (internal nodes with collapse alpha
+    ``<= alpha`` become leaves)."""
+    if collapse is None:
+        collapse = node_collapse_alphas(tree)
+    b = TreeBuilder(n_outputs=tree.n_outputs)
+    stack = [(0, -1, False)]
+    while stack:
+        old, par, is_right = stack.pop()
+        new = b.add_node(tree.value[old], tree.n_node_samples[old], tree.impurity[old], parent=par,
+                         is_right=is_right)
+        if tree.children_left[old] >= 0 and collapse[old] > alpha:
+            b.set_split(new, tree.splits[old])
+            stack.append((tree.children_right[old], new, True))
+            stack.append((tree.children_left[old], new, False))
+    return b.build()
+
+
+# ----------------------------------------------------------------------------------------------
+# estimators
+
+
+def _check_tree_params(est):
+    _check_loss(est.loss)
+    check_margin(est.margin)
+    if est.max_depth is not None and (not isinstance(est.max_depth, (int, np.integer)) or est.max_depth < 0):
+        raise ValueError(f"max_depth must be None or an int >= 0; got {est.max_depth!r}")
+    if not isinstance(est.min_samples_split, (int, np.integer)) or est.min_samples_split < 2:
+        raise ValueError(f"min_samples_split must be an int >= 2; got {est.min_samples_split!r}")
+    if not isinstance(est.min_samples_leaf, (int, np.integer)) or est.min_samples_leaf < 1:
+        raise ValueError(f"min_samples_leaf must be an int >= 1; got {est.min_samples_leaf!r}")
+    if not np.isfinite(est.ccp_alpha) or est.ccp_alpha < 0:
+        raise ValueError(f"ccp_alpha must be finite and >= 0; got {est.ccp_alpha!r}")
+
+
+def _resolve_max_features(max_features, p):
+    if max_features is None:
+        return None
+    if max_features == "sqrt":
+        return max(1, int(np.sqrt(p)))
+    if max_features == "log2":
+        return max(1, int(np.log2(p)))
+    if isinstance(max_features, (float, np.floating)) and 0 < max_features <= 1:
+        return max(1, int(max_features * p))
+    if isinstance(max_features, (int, np.integer)) and max_features >= 1:
+        return min(int(max_features), p)
+    raise ValueError(f"max_features must be None, 'sqrt', 'log2', an int >= 1 or a float in (0, 1]; "
+                     f"got {max_features!r}")
+
+
+def _check_Xy(X, y):
+    X = check_array(X)
+    y = check_intervals(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+    return X, y
+
+
+class MMITRegressor(RegressorMixin, BaseTree):
+    """Maximum margin interval tree (Drouin, Hocking & Laviolette 2017).
+
+    Fits a regression tree to interval targets ``y[i] = [lower_i, upper_i]`` (``-inf`` / ``+inf``
+    allowed) by minimising the total hinge loss with margin (equation (2)); each split is the best
+    threshold of equation (4), found with one forward and one backward sweep of the solver of
+    section 4 per feature; a leaf predicts the minimiser of its intervals' hinge losses.
+
+    Parameters
+    ----------
+    loss : {"linear", "squared"}
+        hinge ``(x)_+`` or ``(x)_+^2``.
+    margin : float >= 0
+        the margin epsilon of equation (1).
+    max_depth : int or None
+    min_samples_split, min_samples_leaf : int
+    ccp_alpha : float >= 0
+        cost-complexity pruning parameter (costs per training sample); 0 keeps the grown tree.
+    max_features : None, int, float, "sqrt" or "log2"
+        features drawn at each node (used by :class:`MMITForestRegressor`).
+    random_state : seed of the feature draws.
+
+    Attributes
+    ----------
+    tree_ : the (pruned) :class:`~treebook.tree.Tree`; ``full_tree_`` : the tree before pruning.
+    """
+
+    def __init__(self, loss="linear", margin=0.0, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 ccp_alpha=0.0, max_features=None, random_state=None):
+        self.loss = loss
+        self.margin = margin
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.ccp_alpha = ccp_alpha
+        self.max_features = max_features
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Grow the tree on ``X`` (n, p) and interval targets ``y`` (n, 2), then prune it at ``ccp_alpha``."""
+        _check_tree_params(self)
+        self._record_features(X)
+        X, y = _check_Xy(X, y)
+        self.n_features_in_ = X.shape[1]
+        self.full_tree_ = grow_mmit(
+            X, y, loss=self.loss, margin=self.margin, max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
+            max_features=_resolve_max_features(self.max_features, X.shape[1]), random_state=self.random_state)
+        self._collapse = node_collapse_alphas(self.full_tree_)
+        self.tree_ = self.prune(self.ccp_alpha)
+        return self
+
+    def prune(self, alpha):
+        """The fitted full tree pruned at ``alpha`` (minimal cost-complexity subtree)."""
+        check_is_fitted(self, "full_tree_")
+        if alpha <= 0:
+            return self.full_tree_
+        return prune_tree(self.full_tree_, alpha, self._collapse)
+
+    def cost_complexity_pruning_path(self):
+        """The alphas at which the fitted full tree loses nodes (weakest-link pruning)."""
+        check_is_fitted(self, "full_tree_")
+        return pruning_alphas(self.full_tree_)
+
+    def predict(self, X):
+        """The leaf minimiser reached by each sample."""
+        return self.tree_.predict(self._validate_X_predict(X))[:, 0]
+
+    def score(self, X, y, sample_weight=None):
+        """Minus the interval mean squared error (greater is better, as scikit-learn expects)."""
+        return -interval_mse(y, self.predict(X))
+
+
+class MMITPrunedCV(RegressorMixin, BaseEstimator):
+    """MMIT with hyper-parameters and pruning level chosen by K-fold cross-validation.
+
+    The paper's protocol (section 5): for every combination of ``param_grid`` (e.g. margins), a full
+    tree is grown on all the data and its weakest-link alphas ``alpha_k`` are computed; trees grown on
+    each training fold are pruned at the geometric means ``sqrt(alpha_k alpha_{k+1})`` and scored on the
+    held-out fold (interval MSE); the combination and alpha with the lowest mean CV error are refit.
+
+    Parameters
+    ----------
+    loss : {"linear", "squared"}
+    param_grid : dict of lists over ``margin``, ``max_depth``, ``min_samples_split``, ``min_samples_leaf``
+    cv : int, folds of the inner cross-validation
+    prune : bool, select the pruning level (otherwise alpha = 0)
+    random_state : seeds the fold assignment.
+    """
+
+    def __init__(self, loss="linear", param_grid=None, cv=5, prune=True, random_state=None):
+        self.loss = loss
+        self.param_grid = param_grid
+        self.cv = cv
+        self.prune = prune
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        X, y = _check_Xy(X, y)
+        _check_loss(self.loss)
+        if not isinstance(self.cv, (int, np.integer)) or self.cv < 2:
+            raise ValueError(f"cv must be an int >= 2; got {self.cv!r}")
+        if X.shape[0] < self.cv:
+            raise ValueError(f"{X.shape[0]} samples cannot be split into {self.cv} folds")
+        grid = dict(self.param_grid or {"margin": [0.0]})
+        allowed = {"margin", "max_depth", "min_samples_split", "min_samples_leaf"}
+        if not set(grid) <= allowed:
+            raise ValueError(f"param_grid keys must be among {sorted(allowed)}; got {sorted(grid)}")
+        names = sorted(grid)
+        combos = [dict(zip(names, vals)) for vals in itertools.product(*(list(grid[k]) for k in names))]
+        seed = int(check_random_state(self.random_state).integers(2**31 - 1))
+        folds = list(KFold(self.cv, shuffle=True, random_state=seed).split(X))
+        results = []
+        for params in combos:
+            full = MMITRegressor(loss=self.loss, **params).fit(X, y)
+            if self.prune:
+                alphas = full.cost_complexity_pruning_path()
+                betas = np.sqrt(alphas[:-1] * alphas[1:]) if alphas.size > 1 else np.zeros(0)
+                betas = np.concatenate([[0.0], betas, [alphas[-1]]])
+            else:
+                betas = np.array([0.0])
+            errs = np.zeros(betas.size)
+            for tr, te in folds:
+                est = MMITRegressor(loss=self.loss, **params).fit(X[tr], y[tr])
+                for k, beta in enumerate(betas):
+                    tree = est.prune(beta)
+                    errs[k] += interval_mse(y[te], tree.predict(X[te])[:, 0]) / len(folds)
+            k = int(np.argmin(errs))
+            results.append({**params, "alpha": float(betas[k]), "cv_mse": float(errs[k]), "_full": full})
+        best = min(range(len(results)), key=lambda i: results[i]["cv_mse"])
+        self.best_params_ = {k: v for k, v in results[best].items() if k not in ("_full", "cv_mse")}
+        self.best_score_ = -results[best]["cv_mse"]
+        self.cv_results_ = [{k: v for k, v in r.items() if k != "_full"} for r in results]
+        full = results[best]["_full"]
+        full.ccp_alpha = self.best_params_["alpha"]
+        full.tree_ = full.prune(full.ccp_alpha)
+        self.best_estimator_ = full
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Minus the interval mean squared error."""
+        return -interval_mse(y, self.predict(X))
+
+
+class MMITForestRegressor(RegressorMixin, BaseEstimator):
+    """Random forest of MMITs: bootstrap samples, ``max_features`` drawn at each node, mean prediction.
+
+    The paper lists ensembles of MMITs as future work (section 6); this is the random-forest recipe
+    of Breiman (2001) applied to :class:`MMITRegressor`.
+    """
+
+    def __init__(self, n_estimators=100, loss="linear", margin=0.0, max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_features="sqrt", bootstrap=True, random_state=None, progress=False):
+        self.n_estimators = n_estimators
+        self.loss = loss
+        self.margin = margin
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.random_state = random_state
+        self.progress = progress
+
+    def fit(self, X, y):
+        X, y = _check_Xy(X, y)
+        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be an int >= 1; got {self.n_estimators!r}")
+        _resolve_max_features(self.max_features, X.shape[1])
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        self.estimators_ = []
+        it = range(self.n_estimators)
+        if self.progress:
+            from tqdm.auto import tqdm
+            it = tqdm(it, desc="MMIT forest")
+        for _ in it:
+            idx = rng.integers(0, n, n) if self.bootstrap else np.arange(n)
+            est = MMITRegressor(loss=self.loss, margin=self.margin, max_depth=self.max_depth,
+                                min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
+                                max_features=self.max_features, random_state=int(rng.integers(2**31 - 1)))
+            self.estimators_.append(est.fit(X[idx], y[idx]))
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "estimators_")
+        X = check_array(X)
+        check_n_features(X, self.n_features_in_)
+        return np.mean([e.tree_.predict(X)[:, 0] for e in self.estimators_], axis=0)
+
+    def score(self, X, y, sample_weight=None):
+        """Minus the interval mean squared error."""
+        return -interval_mse(y, self.predict(X))
