@@ -42,6 +42,37 @@ def _columns(lo, hi):
     return lo_p, hi_p, lo_m, hi_m, need_minus
 
 
+_HIGHS_READY = False
+
+
+def _new_highs():
+    """A bare HiGHS instance (the compiled class: no Python callback machinery), single-threaded and silent.
+    HiGHS prints a banner when the first instance of a process is built; it is sent to the null device."""
+    global _HIGHS_READY
+    import os
+    import sys
+
+    from highspy._core import _Highs
+
+    if not _HIGHS_READY:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                h = _Highs()
+                h.setOptionValue("output_flag", False)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _HIGHS_READY = True
+    else:
+        h = _Highs()
+        h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    return h
+
+
 def l1_decode_highs(A, b, lo, hi):
     """Solve ``min ||x||_1 s.t. A x >= b, lo <= x <= hi`` with HiGHS. Returns ``(x, status, objective)``;
     status is ``"optimal"``, ``"infeasible"``, ``"unbounded"`` or HiGHS's status text."""
@@ -56,9 +87,7 @@ def l1_decode_highs(A, b, lo, hi):
         M = sp.hstack([M, -M[:, idx_m]], format="csc")
     ncol = p + len(idx_m)
     inf = highspy.kHighsInf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = _new_highs()
     lp = highspy.HighsLp()
     lp.num_col_ = ncol
     lp.num_row_ = m

@@ -1,0 +1,150 @@
+"""Benchmarks of the OF-AE decoder (logic here; ``benchmarks/bench_oblique.py`` is the CLI).
+
+* :func:`solver_comparison` — the paper's MNIST setting (HHCART, 300 trees, depth 3, 100 training images):
+  seconds per image of our HiGHS decoder beside the authors' approach (CVXPY, one fresh problem per sample,
+  sequential) and the PuLP reference, with the optima compared.
+* :func:`full_decode` — decode many MNIST test images with ``n_jobs`` processes (wall-clock time).
+* :func:`scaling` — fit and decode time against the number of trees and the image size.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from treebook.oblique.decode import l1_decode_cvxpy, l1_decode_highs, l1_decode_pulp, system_with_margin
+from treebook.oblique.forest import ObliqueForestEmbedding
+
+__all__ = ["cvxpy_available", "full_decode", "mnist_split", "scaling", "solver_comparison"]
+
+
+def cvxpy_available():
+    try:
+        import cvxpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def mnist_split(n_train=100, n_test=10, resize=None):
+    """The first ``n_train`` MNIST test-set images for training; held-out images: the first of each class
+    after them (the paper's 10), then the following images up to ``n_test``. Pixels as floats in [0, 255]."""
+    from treebook.datasets.ofae import first_of_each_class, load_mnist_test
+
+    X, y = load_mnist_test()
+    X = X.astype(float)
+    train = np.arange(n_train)
+    first = first_of_each_class(y, exclude=train)
+    rest = np.setdiff1d(np.arange(n_train, len(y)), first)
+    test = np.concatenate([first, rest])[:n_test]
+    if resize is not None and resize != 28:
+        from skimage.transform import resize as sk_resize
+
+        X = np.stack([sk_resize(im.reshape(28, 28), (resize, resize), preserve_range=True, anti_aliasing=True)
+                      .ravel() for im in X[np.concatenate([train, test])]])
+        return X[:n_train], X[n_train:], y[train], y[test]
+    return X[train], X[test], y[train], y[test]
+
+
+def _systems(forest, codes):
+    g = forest.check_codes(codes)
+    out = []
+    for gi in g:
+        rows, signs = forest.path_rows_[gi].ravel(), forest.path_signs_[gi].ravel().astype(float)
+        keep = rows >= 0
+        out.append(system_with_margin(forest.weights_, forest.bias_, rows[keep], signs[keep], forest.margin))
+    return out
+
+
+def solver_comparison(n_train=100, n_images=10, n_estimators=300, max_depth=3, max_features=0.75,
+                      solvers=("highs", "cvxpy", "pulp"), n_reference=None, random_state=0):
+    """Seconds per image of each solver on the same LPs, and the largest relative objective gap to HiGHS.
+
+    ``n_reference`` limits how many images the slow reference solvers decode (default all).
+    """
+    from threadpoolctl import threadpool_limits
+
+    Xtr, Xte, _, _ = mnist_split(n_train, n_images)
+    t0 = time.perf_counter()
+    f = ObliqueForestEmbedding(n_estimators=n_estimators, max_depth=max_depth, max_features=max_features,
+                               box=(0, 255), random_state=random_state).fit(Xtr)
+    fit_s = time.perf_counter() - t0
+    codes = f.transform(Xte)
+    systems = _systems(f, codes)
+    lo, hi = f._box
+    funcs = {"highs": l1_decode_highs, "cvxpy": l1_decode_cvxpy, "pulp": l1_decode_pulp}
+    res = {"n_rows": int(systems[0][0].shape[0]), "n_vars": int(systems[0][0].shape[1]), "fit_s": fit_s,
+           "solvers": {}}
+    objs = {}
+    for name in solvers:
+        if name == "cvxpy" and not cvxpy_available():
+            res["solvers"][name] = None
+            continue
+        k = len(systems) if (name == "highs" or n_reference is None) else min(n_reference, len(systems))
+        times, ob = [], []
+        with threadpool_limits(1):
+            for A, b in systems[:k]:
+                t0 = time.perf_counter()
+                _, st, obj = funcs[name](A, b, lo, hi)
+                times.append(time.perf_counter() - t0)
+                ob.append(obj if st == "optimal" else np.nan)
+        objs[name] = np.array(ob)
+        res["solvers"][name] = {"s_per_image": float(np.mean(times)), "n_images": k}
+    ref = objs["highs"]
+    for name, ob in objs.items():
+        gap = np.abs(ob - ref[:len(ob)]) / np.maximum(1.0, np.abs(ref[:len(ob)]))
+        res["solvers"][name]["max_rel_gap_to_highs"] = float(np.nanmax(gap))
+        res["solvers"][name]["n_not_optimal"] = int(np.isnan(ob).sum())
+        res["solvers"][name]["speedup_of_highs"] = float(res["solvers"][name]["s_per_image"]
+                                                         / res["solvers"]["highs"]["s_per_image"])
+    return res
+
+
+def full_decode(n_images=10000, n_train=100, n_estimators=300, max_depth=3, max_features=0.75, n_jobs=2,
+                random_state=0, progress=False):
+    """Encode and decode ``n_images`` held-out MNIST images; wall-clock seconds, failures, mean SSIM."""
+    from treebook.datasets.ofae import load_mnist_test
+    from treebook.oblique.metrics import ssim_images
+
+    X, _ = load_mnist_test()
+    X = X.astype(float)
+    Xtr = X[:n_train]
+    Xte = X[n_train:][:n_images] if n_images <= len(X) - n_train else X[:n_images]
+    t0 = time.perf_counter()
+    f = ObliqueForestEmbedding(n_estimators=n_estimators, max_depth=max_depth, max_features=max_features,
+                               box=(0, 255), random_state=random_state, n_jobs=n_jobs, progress=progress).fit(Xtr)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    codes = f.transform(Xte)
+    enc_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    R, info = f.inverse_transform(codes, return_info=True)
+    dec_s = time.perf_counter() - t0
+    reenc = float(np.mean(np.all(f.transform(R) == codes, axis=1)))
+    return {"n_images": len(Xte), "n_jobs": n_jobs, "fit_s": fit_s, "encode_s": enc_s, "decode_s": dec_s,
+            "decode_s_per_image_wall": dec_s / len(Xte), "n_failed": info["n_failed"],
+            "fraction_reencoded": reenc, "mean_ssim": float(ssim_images(Xte, R, (28, 28)).mean())}
+
+
+def scaling(n_trees=(10, 30, 100), sizes=(14, 20, 28), n_train=100, n_images=3, max_depth=3,
+            max_features=0.75, tree="hhcart", random_state=0):
+    """Fit time and decode time per image against the number of trees (28x28) and the image side
+    (``n_trees[-1]`` trees). Returns a list of rows."""
+    rows = []
+    for kind, values in (("trees", n_trees), ("size", sizes)):
+        for v in values:
+            T = v if kind == "trees" else n_trees[-1]
+            side = 28 if kind == "trees" else v
+            Xtr, Xte, _, _ = mnist_split(n_train, n_images, resize=side)
+            t0 = time.perf_counter()
+            f = ObliqueForestEmbedding(tree=tree, n_estimators=T, max_depth=max_depth, max_features=max_features,
+                                       box=(0, 255), random_state=random_state).fit(Xtr)
+            fit_s = time.perf_counter() - t0
+            codes = f.transform(Xte)
+            t0 = time.perf_counter()
+            f.inverse_transform(codes)
+            dec = (time.perf_counter() - t0) / len(Xte)
+            rows.append({"vary": kind, "n_trees": T, "side": side, "n_features": side * side, "fit_s": fit_s,
+                         "decode_s_per_image": dec})
+    return rows
