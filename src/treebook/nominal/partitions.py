@@ -96,10 +96,33 @@ class Partition:
         )
 
 
-def check_table(V) -> np.ndarray:
-    """Validate a contingency table and return it as a C-contiguous float64 array (n x k)."""
+@njit(cache=True)
+def _scan(V):
+    """One pass over the table: (status, row sums, column sums); status 0 ok, 1 non-finite, 2 negative, 3 zero."""
+    n, k = V.shape
+    rs = np.zeros(n)
+    cs = np.zeros(k)
+    status = 0
+    anypos = False
+    for i in range(n):
+        for c in range(k):
+            x = V[i, c]
+            if not np.isfinite(x):
+                return 1, rs, cs
+            if x < 0.0:
+                status = 2
+            elif x > 0.0:
+                anypos = True
+            rs[i] += x
+            cs[c] += x
+    if status == 0 and not anypos:
+        status = 3
+    return status, rs, cs
+
+
+def _check_with_sums(V):
     try:
-        arr = np.asarray(V, dtype=float)
+        arr = np.ascontiguousarray(V, dtype=float)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"V must be a numeric n x k contingency table: {exc}") from None
     if arr.ndim != 2:
@@ -109,15 +132,21 @@ def check_table(V) -> np.ndarray:
         raise ValueError(f"V needs at least 2 values (rows) to be partitioned, got {n}")
     if k < 2:
         raise ValueError(f"V needs at least 2 classes (columns), got {k}")
-    if np.isfinite(arr).all() and (arr >= 0).all():
-        if not (arr > 0).any():
-            raise ValueError("V contains no counts (all entries are zero)")
-        return np.ascontiguousarray(arr)
-    if not np.all(np.isfinite(arr)):
+    status, rs, cs = _scan(arr)
+    if status == 1:
         bad = np.argwhere(~np.isfinite(arr))[:5].tolist()
         raise ValueError(f"V contains NaN or infinite counts at (row, column) {bad}")
-    bad = np.argwhere(arr < 0)[:5].tolist()
-    raise ValueError(f"V contains negative counts at (row, column) {bad}")
+    if status == 2:
+        bad = np.argwhere(arr < 0)[:5].tolist()
+        raise ValueError(f"V contains negative counts at (row, column) {bad}")
+    if status == 3:
+        raise ValueError("V contains no counts (all entries are zero)")
+    return arr, rs, cs
+
+
+def check_table(V) -> np.ndarray:
+    """Validate a contingency table and return it as a C-contiguous float64 array (n x k)."""
+    return _check_with_sums(V)[0]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -412,9 +441,10 @@ def _exhaustive(W, crit):
     return ((code >> np.arange(n)) & 1).astype(bool)
 
 
-def _solve_clean(W, method, crit):
+def _solve_clean(W, method, crit, u=None):
     n, k = W.shape
-    u = W.sum(axis=0)
+    if u is None:
+        u = W.sum(axis=0)
     if k < 2:
         mask = np.zeros(n, dtype=bool)
         mask[0] = True
@@ -468,17 +498,20 @@ def best_partition(V, method: str = "hcc", impurity: str = "gini") -> Partition:
     crit = impurity_code(impurity)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    V = check_table(V)
+    V, rs, cs = _check_with_sums(V)
     if method == "breiman" and V.shape[1] != 2:
         raise ValueError(f"method='breiman' is exact only for k = 2 classes; this table has {V.shape[1]}")
-    rows = V.sum(axis=1) > 0
-    cols = V.sum(axis=0) > 0
+    rows = rs > 0
     n = V.shape[0]
-    if rows.sum() < 2:
+    n_rows = int(np.count_nonzero(rows))
+    if n_rows < 2:
         left = rows.copy()
+    elif n_rows == n and cs.all():
+        left = _solve_clean(V, method, crit, cs)
     else:
-        W = V if (rows.all() and cols.all()) else np.ascontiguousarray(V[rows][:, cols])
-        sub = _solve_clean(W, method, crit)
+        cols = cs > 0
+        W = np.ascontiguousarray(V[rows][:, cols])
+        sub = _solve_clean(W, method, crit, cs[cols])
         left = np.zeros(n, dtype=bool)
         left[np.flatnonzero(rows)[sub]] = True
     return Partition(left=left, impurity=float(_mask_impurity(V, left, crit)), method=method,
