@@ -127,8 +127,43 @@ def _dp_pair(cnt, tot, a, b, K, alpha, choice, want_choice):
 
 
 @njit(cache=True)
+def _best_threshold_1d(cnt, alpha):
+    M, C = cnt.shape
+    tot = np.zeros(C, dtype=np.int64)
+    for q in range(M):
+        for c in range(C):
+            tot[c] += cnt[q, c]
+    n = tot.sum()
+    left = np.zeros(C, dtype=np.int64)
+    best = 1e300
+    bq = -1
+    nl = 0
+    for q in range(M - 1):
+        for c in range(C):
+            left[c] += cnt[q, c]
+            nl += cnt[q, c]
+        ml = 0
+        mr = 0
+        for c in range(C):
+            if left[c] > ml:
+                ml = left[c]
+            if tot[c] - left[c] > mr:
+                mr = tot[c] - left[c]
+        v = (nl - ml) + (n - nl - mr) + alpha
+        if v < best:
+            best = v
+            bq = q
+    mask = np.zeros(max(M - 1, 0), dtype=np.bool_)
+    if bq >= 0:
+        mask[bq] = True
+    return best, mask
+
+
+@njit(cache=True)
 def _best_shape_1d(cnt, K, alpha):
     M, C = cnt.shape
+    if K == 1:
+        return _best_threshold_1d(cnt, alpha)
     tot = cnt.sum(axis=1).astype(np.float64)
     cntf = cnt.astype(np.float64)
     dummy = np.zeros((1, 2, 1), dtype=np.int8)
@@ -172,3 +207,195 @@ def best_shape_1d(counts: np.ndarray, max_breakpoints: int, alpha: float) -> tup
         return np.inf, np.zeros(max(counts.shape[0] - 1, 0), dtype=bool)
     v, mask = _best_shape_1d(counts, int(max_breakpoints), float(alpha))
     return (np.inf if v >= 1e299 else float(v)), mask
+
+
+@njit(cache=True)
+def _greedy_rec(X, y, perm, start, end, C, depth, split_cost):
+    n = end - start
+    counts = np.zeros(C, dtype=np.int64)
+    for r in range(start, end):
+        counts[y[perm[r]]] += 1
+    leaf = n - counts.max()
+    if depth == 0 or leaf == 0 or n < 2 or leaf <= split_cost:
+        return float(leaf)
+    p = X.shape[1]
+    best_score = 1e300
+    best_j = -1
+    best_thr = 0.0
+    left = np.zeros(C, dtype=np.int64)
+    vals = np.empty(n)
+    for j in range(p):
+        for r in range(n):
+            vals[r] = X[perm[start + r], j]
+        order = np.argsort(vals, kind="mergesort")
+        left[:] = 0
+        for q in range(n - 1):
+            c = y[perm[start + order[q]]]
+            left[c] += 1
+            v0 = vals[order[q]]
+            v1 = vals[order[q + 1]]
+            if v1 <= v0:
+                continue
+            nl = q + 1
+            nr = n - nl
+            sl = 0.0
+            sr = 0.0
+            for k in range(C):
+                sl += left[k] * left[k]
+                rk = counts[k] - left[k]
+                sr += rk * rk
+            score = (nl - sl / nl) + (nr - sr / nr)
+            if score < best_score - 1e-12:
+                best_score = score
+                best_j = j
+                best_thr = 0.5 * (v0 + v1)
+    if best_j < 0:
+        return float(leaf)
+    # stable partition of perm[start:end]: left part first
+    tmp = perm[start:end].copy()
+    w = start
+    for r in range(n):
+        if X[tmp[r], best_j] <= best_thr:
+            perm[w] = tmp[r]
+            w += 1
+    mid = w
+    for r in range(n):
+        if X[tmp[r], best_j] > best_thr:
+            perm[w] = tmp[r]
+            w += 1
+    sub = split_cost + _greedy_rec(X, y, perm, start, mid, C, depth - 1, split_cost) \
+        + _greedy_rec(X, y, perm, mid, end, C, depth - 1, split_cost)
+    return min(float(leaf), sub)
+
+
+def greedy_lookahead_loss(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, split_cost: float) -> float:
+    """Regularised loss of a greedy (Gini) CART of depth ``depth``, pruned bottom-up (Literati's V~).
+
+    Every internal node costs ``split_cost``; a subtree is replaced by a leaf when that is cheaper, so the
+    value is the loss of a feasible threshold tree and an upper bound of the state's optimal value.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    perm = np.arange(X.shape[0], dtype=np.int64)
+    return float(_greedy_rec(X, y, perm, 0, X.shape[0], int(n_classes), int(depth), float(split_cost)))
+
+
+@njit(cache=True)
+def _depth1_all(X, y, C, K, alpha):
+    n, p = X.shape
+    best = 1e300
+    best_j = -1
+    best_thr = np.empty(0)
+    vals = np.empty(n)
+    for j in range(p):
+        for r in range(n):
+            vals[r] = X[r, j]
+        order = np.argsort(vals, kind="mergesort")
+        M = 1
+        for q in range(1, n):
+            if vals[order[q]] > vals[order[q - 1]]:
+                M += 1
+        if M < 2:
+            continue
+        cnt = np.zeros((M, C), dtype=np.int64)
+        uniq = np.empty(M)
+        g = 0
+        uniq[0] = vals[order[0]]
+        cnt[0, y[order[0]]] += 1
+        for q in range(1, n):
+            v = vals[order[q]]
+            if v > vals[order[q - 1]]:
+                g += 1
+                uniq[g] = v
+            cnt[g, y[order[q]]] += 1
+        v, mask = _best_shape_1d(cnt, K, alpha)
+        if v < best:
+            best = v
+            best_j = j
+            nb = 0
+            for q in range(M - 1):
+                if mask[q]:
+                    nb += 1
+            best_thr = np.empty(nb)
+            nb = 0
+            for q in range(M - 1):
+                if mask[q]:
+                    best_thr[nb] = 0.5 * (uniq[q] + uniq[q + 1])
+                    nb += 1
+    return best, best_j, best_thr
+
+
+def best_depth1_all(X: np.ndarray, y: np.ndarray, n_classes: int, max_breakpoints: int, alpha: float):
+    """Exact best single shape split over all features with every midpoint as candidate.
+
+    Returns ``(loss, feature, breakpoints)`` minimising ``Err(D_L) + Err(D_R) + alpha * k``
+    (``loss = inf`` and ``feature = -1`` when no feature has two distinct values).
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    v, j, thr = _depth1_all(X, y, int(n_classes), int(max_breakpoints), float(alpha))
+    return (np.inf if v >= 1e299 else float(v)), int(j), thr
+
+
+@njit(cache=True)
+def _depth1_presorted(Xo, yo, orders, keep, C, K, alpha):
+    n, p = Xo.shape
+    best = 1e300
+    best_j = -1
+    best_thr = np.empty(0)
+    m = 0
+    for r in range(n):
+        if keep[r]:
+            m += 1
+    sel = np.empty(m, dtype=np.int64)
+    for j in range(p):
+        w = 0
+        for q in range(n):
+            r = orders[j, q]
+            if keep[r]:
+                sel[w] = r
+                w += 1
+        if m < 2:
+            continue
+        M = 1
+        for q in range(1, m):
+            if Xo[sel[q], j] > Xo[sel[q - 1], j]:
+                M += 1
+        if M < 2:
+            continue
+        cnt = np.zeros((M, C), dtype=np.int64)
+        uniq = np.empty(M)
+        g = 0
+        uniq[0] = Xo[sel[0], j]
+        cnt[0, yo[sel[0]]] += 1
+        for q in range(1, m):
+            v = Xo[sel[q], j]
+            if v > Xo[sel[q - 1], j]:
+                g += 1
+                uniq[g] = v
+            cnt[g, yo[sel[q]]] += 1
+        v, mask = _best_shape_1d(cnt, K, alpha)
+        if v < best:
+            best = v
+            best_j = j
+            nb = 0
+            for q in range(M - 1):
+                if mask[q]:
+                    nb += 1
+            best_thr = np.empty(nb)
+            nb = 0
+            for q in range(M - 1):
+                if mask[q]:
+                    best_thr[nb] = 0.5 * (uniq[q] + uniq[q + 1])
+                    nb += 1
+    return best, best_j, best_thr
+
+
+def best_depth1_presorted(Xo, yo, orders, keep, n_classes, max_breakpoints, alpha):
+    """:func:`best_depth1_all` on the rows ``keep`` of ``Xo``, given the per-feature sort ``orders`` of ``Xo``.
+
+    Filtering a parent's sorted orders costs O(n p) instead of sorting the child's data again.
+    """
+    v, j, thr = _depth1_presorted(Xo, yo, orders, np.ascontiguousarray(keep, dtype=np.bool_), int(n_classes),
+                                  int(max_breakpoints), float(alpha))
+    return (np.inf if v >= 1e299 else float(v)), int(j), thr

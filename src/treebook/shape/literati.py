@@ -35,13 +35,19 @@ from collections import OrderedDict
 
 import numpy as np
 from sklearn.base import ClassifierMixin
-from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..tree import ShapeSplit, TreeBuilder
 from ..tree.cart import BaseTree
 from ..validation import check_classification_targets, check_X_y
-from .candidates import all_candidates, best_shape_1d, cart_candidates, errors_of_counts
+from .candidates import (
+    best_depth1_all,
+    best_depth1_presorted,
+    best_shape_1d,
+    cart_candidates,
+    errors_of_counts,
+    greedy_lookahead_loss,
+)
 
 __all__ = ["DEFAULT_CART_LEAVES", "LiteratiClassifier", "LiteratiSearch", "spec_objective", "spec_to_tree"]
 
@@ -63,6 +69,7 @@ class _Data:
     __slots__ = (
         "acts",
         "best",
+        "srt",
         "cands",
         "cnts",
         "d",
@@ -102,6 +109,7 @@ class _Data:
         self.pend_pos = 0
         self.pend_min = None
         self.key = None
+        self.srt = None
 
 
 class _Shape:
@@ -191,10 +199,18 @@ class LiteratiSearch:
 
     # ----------------------------------------------------------------- helpers
     def _cands(self, idx, level):
+        """Per feature: (sorted candidate breakpoints, piece index of every sample of the state)."""
+        Xs = self.X[idx]
+        out = []
         if self.candidates == "all":
-            return all_candidates(self.X[idx])
+            for j in range(Xs.shape[1]):
+                u, inv = np.unique(Xs[:, j], return_inverse=True)
+                out.append(((u[:-1] + u[1:]) * 0.5, inv.astype(np.int64)))
+            return out
         b = self.cart_leaves[min(level, len(self.cart_leaves) - 1)]
-        return cart_candidates(self.X[idx], self.y[idx], b, random_state=self.random_state)
+        for j, t in enumerate(cart_candidates(Xs, self.y[idx], b, random_state=self.random_state)):
+            out.append((t, np.searchsorted(t, Xs[:, j], side="left")))
+        return out
 
     def _vchild(self, err, dchild):
         """Admissible value of a child data state with errors ``err`` and remaining depth ``dchild``."""
@@ -216,18 +232,13 @@ class LiteratiSearch:
             return err
         if h == "admissible":
             return min(err, self.split_cost)
-        clf = DecisionTreeClassifier(max_depth=d, random_state=self.random_state)
-        Xs, ys = self.X[idx], self.y[idx]
-        clf.fit(Xs, ys)
-        n_int = int((clf.tree_.children_left >= 0).sum())
-        errs = float(np.count_nonzero(clf.predict(Xs) != ys))
-        return min(err, errs + n_int * self.split_cost)
+        return min(err, greedy_lookahead_loss(self.X[idx], self.y[idx], self.C, d, self.split_cost))
 
     def _key(self, idx, d):
         return (d, idx.size, hash(idx.tobytes()))
 
     # ----------------------------------------------------------------- state creation
-    def _make_data(self, idx, d, level, hint=None):
+    def _make_data(self, idx, d, level, hint=None, presorted=None):
         self.n_created += 1
         counts = np.bincount(self.y[idx], minlength=self.C)
         err = float(idx.size - counts.max())
@@ -245,7 +256,7 @@ class LiteratiSearch:
             return hit
         node.key = key
         if d == 1 and self.exact_depth1:
-            self._solve_depth1(node)
+            self._solve_depth1(node, presorted)
             self._remember(node)
             return node
         node.lb = min(err, self.split_cost)
@@ -254,13 +265,27 @@ class LiteratiSearch:
         node.ht = min(max(node.ht, node.lb), node.ub)
         return node
 
-    def _solve_depth1(self, node):
+    def _solve_depth1(self, node, presorted=None):
         idx = node.idx
+        if self.candidates == "all":
+            if presorted is None:
+                v, j, thr = best_depth1_all(self.X[idx], self.y[idx], self.C, self.K, self.alpha)
+            else:
+                Xo, yo, orders, keep = presorted
+                v, j, thr = best_depth1_presorted(Xo, yo, orders, keep, self.C, self.K, self.alpha)
+            v += self.lam
+            node.solved = node.expanded = True
+            if v < node.err - EPS:
+                node.lb = node.ub = node.ht = v
+                node.best = _Shape(node, j, tuple(range(thr.size)), thr, None, None)
+                node.best.solved = True
+            else:
+                node.lb = node.ub = node.ht = node.err
+            return
         best, bj, bmask, bt = node.err, -1, None, None
-        for j, t in enumerate(self._cands(idx, node.level)):
+        for j, (t, pos) in enumerate(self._cands(idx, node.level)):
             if t.size == 0:
                 continue
-            pos = np.searchsorted(t, self.X[idx, j], side="left")
             cnt = np.bincount(pos * self.C + self.y[idx], minlength=(t.size + 1) * self.C).reshape(-1, self.C)
             v, mask = best_shape_1d(cnt, self.K, self.alpha)
             v += self.lam
@@ -291,6 +316,27 @@ class LiteratiSearch:
         refinable = len(bps) < self.K and bps[-1] < t.size - 1
         s.lb = min(self.alpha if refinable else INF, self._vchild(eL, dch) + self._vchild(eR, dch))
         s.ub = eL + eR
+        if dch == 0 or (dch == 1 and self.exact_depth1):
+            # the children are solved on creation (leaves, or the exact depth-1 programme): evaluate the
+            # commit now, which makes the bounds of this shape state exact up to its refinements
+            right = self._right_mask(owner, j, bps)
+            idx = owner.idx
+            pL = pR = None
+            if dch == 1 and self.candidates == "all":
+                if owner.srt is None:
+                    Xo = np.ascontiguousarray(self.X[idx])
+                    owner.srt = (Xo, np.ascontiguousarray(self.y[idx]),
+                                 np.ascontiguousarray(np.argsort(Xo, axis=0, kind="stable").T))
+                pL, pR = owner.srt + (~right,), owner.srt + (right,)
+            s.L = self._make_data(idx[~right], dch, owner.level + 1, presorted=pL)
+            s.R = self._make_data(idx[right], dch, owner.level + 1, presorted=pR)
+            s.hL, s.hR = s.L.ub, s.R.ub
+            s.ub = s.L.ub + s.R.ub
+            s.lb = min(self.alpha if refinable else INF, s.ub)
+            s.ht = s.ub
+            if s.lb >= s.ub - EPS:
+                s.solved = True
+            return s
         if self.heuristic == "cart" and dch > 0:
             right = self._right_mask(owner, j, bps)
             idx = owner.idx
@@ -312,13 +358,13 @@ class LiteratiSearch:
     def _expand_data(self, node):
         self.n_expanded += 1
         idx = node.idx
-        node.cands = self._cands(idx, node.level)
+        tp = self._cands(idx, node.level)
+        node.cands = [t for t, _ in tp]
         node.pos, node.cnts = [], []
         J, Ic, Q, U, S = [], [], [], [], []
         dch = node.d - 1
         yi = self.y[idx]
-        for j, t in enumerate(node.cands):
-            pos = np.searchsorted(t, self.X[idx, j], side="left")
+        for j, (t, pos) in enumerate(tp):
             cnt = np.bincount(pos * self.C + yi, minlength=(t.size + 1) * self.C).reshape(-1, self.C)
             node.pos.append(pos)
             node.cnts.append(cnt)
@@ -369,8 +415,9 @@ class LiteratiSearch:
         dch = owner.d - 1
         right = self._right_mask(owner, s.j, s.bps)
         idx = owner.idx
-        s.L = self._make_data(idx[~right], dch, owner.level + 1, s.hL)
-        s.R = self._make_data(idx[right], dch, owner.level + 1, s.hR)
+        if s.L is None:
+            s.L = self._make_data(idx[~right], dch, owner.level + 1, s.hL)
+            s.R = self._make_data(idx[right], dch, owner.level + 1, s.hR)
         s.expanded = True
         t = owner.cands[s.j]
         last = s.bps[-1]
@@ -412,6 +459,7 @@ class LiteratiSearch:
 
     # ----------------------------------------------------------------- selection
     def _select_data(self, node):
+        tried = False
         while True:
             best, bkey = None, None
             for a in node.acts:
@@ -420,16 +468,16 @@ class LiteratiSearch:
                 key = (a.ht, a.lb)
                 if bkey is None or key < bkey:
                     best, bkey = a, key
-            if best is not None:
+            if best is not None or node.pend_pos >= node.pend[0].size or tried:
                 return best
-            if node.pend_pos >= node.pend[0].size:
-                return None
             self._materialise_data(node)
+            tried = True
 
     def _commit_open(self, s):
         return (not s.commit_dead) and not (s.L.solved and s.R.solved)
 
     def _select_shape(self, s):
+        tried = False
         while True:
             best, bkey = None, None
             if self._commit_open(s):
@@ -442,11 +490,10 @@ class LiteratiSearch:
                     best, bkey = r, key
             if best == "commit":
                 return self._and_child(s)
-            if best is not None:
+            if best is not None or len(s.pend) < 4 or s.pend_pos >= s.pend[0].size or tried:
                 return best
-            if len(s.pend) < 4 or s.pend_pos >= s.pend[0].size:
-                return None
             self._materialise_shape(s)
+            tried = True
 
     def _and_child(self, s):
         L, R = s.L, s.R
@@ -482,7 +529,7 @@ class LiteratiSearch:
         if node.lb >= node.ub - EPS:
             node.solved = True
             node.acts = [best] if best is not None else []
-            node.pos = node.cnts = node.pend = node.pend_min = None
+            node.pos = node.cnts = node.pend = node.pend_min = node.srt = None
             self._remember(node)
 
     def _update_shape(self, s):
