@@ -1,0 +1,112 @@
+"""Timing of the solver and of MMIT fitting (the paper's Figure 3 and the chapter's speed targets).
+
+The notebook calls these functions at small scale; ``benchmarks/bench_interval.py`` runs them at
+full scale and writes a JSON.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+
+from ..validation import check_random_state
+from .simulate import random_intervals, resampled_limits
+from .solver import prefix_solve
+from .tree import MMITRegressor
+
+
+def _warm_up():
+    y = random_intervals(50, random_state=0)
+    for loss in ("linear", "squared"):
+        prefix_solve(y[:, 0], y[:, 1], loss=loss)
+    MMITRegressor(max_depth=1).fit(np.arange(100.0).reshape(50, 2), y)
+
+
+def intervals_with_limits(n_limits, data="random", y_source=None, random_state=None):
+    """Intervals holding (about) ``n_limits`` finite limits.
+
+    ``data="random"``: :func:`~treebook.interval.simulate.random_intervals` (1.6 limits per interval);
+    ``data="neuroblastoma"``: one-sided intervals resampled from the limits of ``y_source``.
+    """
+    rng = check_random_state(random_state)
+    if data == "random":
+        return random_intervals(max(1, int(round(n_limits / 1.6))), random_state=rng)
+    if data == "neuroblastoma":
+        if y_source is None:
+            raise ValueError("data='neuroblastoma' needs y_source (the neuroblastoma targets)")
+        return resampled_limits(y_source, int(n_limits), random_state=rng)
+    raise ValueError(f"data must be 'random' or 'neuroblastoma'; got {data!r}")
+
+
+def solver_timing(n_limits, *, losses=("linear", "squared"), data=("random",), y_source=None, margin=0.0,
+                  repeats=1, memory=False, random_state=None, progress=False):
+    """Time one solver sweep for every size in ``n_limits``, loss and data kind.
+
+    Returns a DataFrame with columns ``data, loss, n_limits, seconds`` (best of ``repeats``),
+    ``mean_moves`` and ``max_moves`` (pointer moves per finite limit) and, with ``memory=True``,
+    ``peak_mb`` (peak memory allocated during the sweep, measured by ``tracemalloc``).
+    """
+    rng = check_random_state(random_state)
+    _warm_up()
+    rows = []
+    jobs = [(d, int(n)) for d in data for n in n_limits]
+    if progress:
+        from tqdm.auto import tqdm
+        jobs = tqdm(jobs, desc="solver timing")
+    for d, n in jobs:
+        y = intervals_with_limits(n, d, y_source, rng)
+        limits = int(np.isfinite(y).sum())
+        for loss in losses:
+            best = np.inf
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                res = prefix_solve(y[:, 0], y[:, 1], loss=loss, margin=margin)
+                best = min(best, time.perf_counter() - t0)
+            row = {"data": d, "loss": loss, "n_limits": limits, "seconds": best,
+                   "mean_moves": float(res.limit_moves.sum() / limits),
+                   "max_moves": int(res.limit_moves.max())}
+            del res
+            if memory:
+                tracemalloc.start()
+                res = prefix_solve(y[:, 0], y[:, 1], loss=loss, margin=margin)
+                row["peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
+                tracemalloc.stop()
+                del res
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fit_timing(n_samples=100_000, n_features=20, max_depth=5, *, losses=("linear", "squared"), repeats=1,
+               random_state=None):
+    """Time ``MMITRegressor.fit`` on random intervals with normal features (the chapter's fit target)."""
+    rng = check_random_state(random_state)
+    _warm_up()
+    X = rng.normal(size=(n_samples, n_features))
+    y = random_intervals(n_samples, random_state=rng)
+    rows = []
+    for loss in losses:
+        best = np.inf
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            est = MMITRegressor(loss=loss, max_depth=max_depth).fit(X, y)
+            best = min(best, time.perf_counter() - t0)
+        rows.append({"loss": loss, "n_samples": n_samples, "n_features": n_features, "max_depth": max_depth,
+                     "seconds": best, "n_leaves": est.tree_.n_leaves})
+    return pd.DataFrame(rows)
+
+
+def alternating_worst_case(ns, loss="squared"):
+    """Total pointer moves on the alternating limits (-1.5)^k (positive: lower, negative: upper limits),
+    the squared hinge's quadratic worst case."""
+    rows = []
+    for n in ns:
+        v = (-1.5) ** np.arange(1, int(n) + 1)
+        lo = np.where(v > 0, v, -np.inf)
+        hi = np.where(v > 0, np.inf, v)
+        res = prefix_solve(lo, hi, loss=loss)
+        rows.append({"n_limits": int(n), "loss": loss, "total_moves": int(res.moves.sum()),
+                     "max_moves": int(res.moves.max())})
+    return pd.DataFrame(rows)
