@@ -1,0 +1,125 @@
+"""Experiment and benchmark drivers of chapter 3 (used by the notebook at small scale and by
+``benchmarks/bench_shape.py`` at full scale).
+
+Training-set protocol of the paper: fold 0 = stratified 70/10/20 split with seed 42; each method is fitted
+on the 70 % training part and judged by its training errors, time to its best tree and (for exact methods)
+whether optimality was proved within the time limit.  The peers ``pycontree`` (ConTree), ``pystreed``
+(STreeD) and ``sgtlearn`` (ShapeCART / ShapeTAO) are used only when installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import resource
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ..datasets.shape_trees import load_shape_dataset, paper_split
+from ..tree import CARTClassifier
+from .literati import LiteratiClassifier
+from .shapecart import ShapeCARTClassifier
+
+__all__ = ["available_peers", "fold_data", "literati_run", "peer_run", "training_benchmark", "peak_rss_mb"]
+
+
+def available_peers() -> list[str]:
+    """Names of the optional peer packages that can be imported here."""
+    return [m for m in ("pycontree", "pystreed", "sgtlearn") if importlib.util.find_spec(m) is not None]
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MiB (Linux ``ru_maxrss`` is in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def fold_data(name: str, seed: int = 42):
+    """``(X_train, y_train, X_val, y_val, X_test, y_test)`` of one data set and fold seed."""
+    X, y = load_shape_dataset(name)
+    tr, va, te = paper_split(y, seed)
+    return X[tr], y[tr], X[va], y[va], X[te], y[te]
+
+
+def literati_run(X, y, *, max_depth, max_breakpoints, time_limit, candidates="cart", lam=0.0, alpha=0.0,
+                 **kwargs) -> dict:
+    """Fit Literati once; return errors, objective, bounds, proof flag, times and the fitted estimator."""
+    est = LiteratiClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints, lam=lam, alpha=alpha,
+                             time_limit=time_limit, candidates=candidates, random_state=0, **kwargs)
+    t0 = time.perf_counter()
+    est.fit(X, y)
+    elapsed = time.perf_counter() - t0
+    tr = est.trace_
+    final = tr[-1, 1]
+    t_best = float(tr[np.argmax(tr[:, 1] <= final + 1e-9), 0])
+    return {
+        "errors": int(est.train_errors_), "objective": est.objective_, "lower_bound": est.lower_bound_,
+        "proved": est.proved_optimal_, "time": elapsed, "time_to_best": t_best, "n_expanded": est.n_expanded_,
+        "n_leaves": int(est.tree_.n_leaves), "n_breakpoints": est.n_breakpoints_, "estimator": est,
+    }
+
+
+def peer_run(method: str, X, y, *, max_depth, time_limit) -> dict | None:
+    """Fit a baseline or an installed peer; ``None`` when the peer package is missing."""
+    t0 = time.perf_counter()
+    proved = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "CART":
+            est = CARTClassifier(max_depth=max_depth).fit(X, y)
+        elif method.startswith("ShapeCART"):
+            K = int(method.split("K=")[1].rstrip(")")) if "K=" in method else 3
+            est = ShapeCARTClassifier(max_depth=max_depth, max_breakpoints=K, random_state=0).fit(X, y)
+        elif method == "ConTree":
+            if importlib.util.find_spec("pycontree") is None:
+                return None
+            from pycontree import ConTree
+            est = ConTree(max_depth=max_depth, time_limit=time_limit).fit(X, y)
+        elif method == "STreeD":
+            if importlib.util.find_spec("pystreed") is None:
+                return None
+            from pystreed import STreeDClassifier
+            est = STreeDClassifier(max_depth=max_depth, time_limit=time_limit, cost_complexity=0.0).fit(X, y)
+        elif method in ("SGT-ShapeCART", "SGT-ShapeTAO"):
+            if importlib.util.find_spec("sgtlearn") is None:
+                return None
+            from sgtlearn import SGTClassifier
+            tao = 10 if method.endswith("TAO") else 0
+            est = SGTClassifier(max_depth=max_depth, random_state=0, tao_n_runs=tao).fit(X, y)
+        else:
+            raise ValueError(f"unknown method {method!r}")
+    elapsed = time.perf_counter() - t0
+    errors = int(np.sum(np.asarray(est.predict(X)) != y))
+    if method == "ConTree":
+        proved = elapsed < time_limit * 0.98
+    return {"errors": errors, "time": elapsed, "proved": proved, "estimator": est}
+
+
+def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=10.0, candidates="cart",
+                       baselines=("CART", "ShapeCART"), peers=(), seed=42, progress=False) -> pd.DataFrame:
+    """Training errors / accuracy of Literati (each K) beside baselines and peers, one row per run."""
+    rows = []
+    jobs = [(d, D) for d in datasets for D in depths]
+    it = jobs
+    if progress:
+        from tqdm.auto import tqdm
+        it = tqdm(jobs, desc="benchmark")
+    for name, D in it:
+        X, y = fold_data(name, seed)[:2]
+        n = y.size
+        for K in Ks:
+            r = literati_run(X, y, max_depth=D, max_breakpoints=K, time_limit=time_limit, candidates=candidates)
+            rows.append({"dataset": name, "depth": D, "method": f"Literati K={K}", "K": K, "n": n,
+                         "errors": r["errors"], "accuracy": 1 - r["errors"] / n, "proved": r["proved"],
+                         "lower_bound": r["lower_bound"], "time": r["time"], "time_to_best": r["time_to_best"],
+                         "n_leaves": r["n_leaves"], "peak_rss_mb": peak_rss_mb()})
+        for m in tuple(baselines) + tuple(peers):
+            r = peer_run(m, X, y, max_depth=D, time_limit=time_limit)
+            if r is None:
+                continue
+            rows.append({"dataset": name, "depth": D, "method": m, "K": 3 if "Shape" in m else 1, "n": n,
+                         "errors": r["errors"], "accuracy": 1 - r["errors"] / n, "proved": r["proved"],
+                         "lower_bound": np.nan, "time": r["time"], "time_to_best": r["time"], "n_leaves": np.nan,
+                         "peak_rss_mb": peak_rss_mb()})
+    return pd.DataFrame(rows)

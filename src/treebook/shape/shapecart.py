@@ -1,0 +1,144 @@
+"""ShapeCART: greedy top-down induction of shape generalized trees (the greedy SGT baseline).
+
+At every node and for every feature, a one-feature CART with at most ``n_intervals`` leaves proposes
+intervals; a coordinate descent on the Gini impurity then assigns each interval to the left or right
+child (starting from the best single threshold, flipping one interval at a time while the weighted Gini
+decreases and the shape keeps at most ``max_breakpoints`` side changes).  The feature with the lowest
+children impurity wins.  Growth uses the tree core's greedy grower; the node test is a
+:class:`~treebook.tree.ShapeSplit`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+
+from ..tree import Candidate, ShapeSplit, grow_tree
+from ..tree.cart import BaseTree
+from ..tree.criteria import node_impurity_classification
+from ..validation import check_classification_targets, check_X_y
+from .candidates import cart_candidates
+
+__all__ = ["ShapeCARTClassifier", "shape_coordinate_descent"]
+
+
+def _wgini(c: np.ndarray) -> float:
+    n = c.sum()
+    return float(n - (c.astype(float) ** 2).sum() / n) if n > 0 else 0.0
+
+
+def shape_coordinate_descent(counts: np.ndarray, max_breakpoints: int, min_leaf: int = 1, max_passes: int = 50):
+    """Assign pieces (rows of ``counts``, class counts in order along the feature) to sides.
+
+    Returns ``(sides, cost)`` with ``sides`` a bool array (True = right) whose number of side changes is
+    between 1 and ``max_breakpoints`` and ``cost = n_L gini_L + n_R gini_R``, or ``(None, inf)``.
+    """
+    M = counts.shape[0]
+    if M < 2:
+        return None, np.inf
+    tot = counts.sum(axis=0)
+    left = np.cumsum(counts, axis=0)[:-1]
+    costs = np.array([_wgini(L) + _wgini(tot - L) for L in left])
+    nl = left.sum(axis=1)
+    ok = (nl >= min_leaf) & (tot.sum() - nl >= min_leaf)
+    if not ok.any():
+        return None, np.inf
+    q = int(np.argmin(np.where(ok, costs, np.inf)))
+    sides = np.arange(M) > q
+    best = costs[q]
+    R = counts[sides].sum(axis=0)
+    for _ in range(max_passes):
+        improved = False
+        for i in range(M):
+            s2 = sides.copy()
+            s2[i] = ~s2[i]
+            nchg = int(np.count_nonzero(s2[1:] != s2[:-1]))
+            if nchg < 1 or nchg > max_breakpoints:
+                continue
+            R2 = R - counts[i] if sides[i] else R + counts[i]
+            nr = R2.sum()
+            if nr < min_leaf or tot.sum() - nr < min_leaf:
+                continue
+            c = _wgini(R2) + _wgini(tot - R2)
+            if c < best - 1e-12:
+                sides, best, R, improved = s2, c, R2, True
+        if not improved:
+            break
+    return sides, best
+
+
+def _find_shape_split(Xn, Sn, features, min_samples_leaf, *, max_breakpoints, n_intervals, random_state):
+    yc = np.argmax(Sn, axis=1)
+    C = Sn.shape[1]
+    best = None
+    for j in features:
+        x = Xn[:, j]
+        t = cart_candidates(x[:, None], yc, n_intervals, random_state=random_state)[0]
+        if t.size == 0:
+            continue
+        pos = np.searchsorted(t, x, side="left")
+        counts = np.bincount(pos * C + yc, minlength=(t.size + 1) * C).reshape(-1, C)
+        sides, cost = shape_coordinate_descent(counts, max_breakpoints, min_samples_leaf)
+        if sides is None or (best is not None and cost >= best.cost - 1e-12):
+            continue
+        change = np.flatnonzero(sides[1:] != sides[:-1])
+        split = ShapeSplit(int(j), t[change], np.concatenate(([sides[0]], sides[change + 1])))
+        best = Candidate(split, float(cost), sides[pos])
+    return best
+
+
+class ShapeCARTClassifier(ClassifierMixin, BaseTree):
+    """Greedy shape generalized tree (ShapeCART-style), Gini impurity.
+
+    Parameters
+    ----------
+    max_depth : int or None
+    max_breakpoints : int
+        Maximum breakpoints ``K`` per node (``K = 1`` gives threshold splits, i.e. CART over the proposals).
+    n_intervals : int
+        Leaves of the one-feature CART that proposes the intervals of a node's shape function.
+    min_samples_split, min_samples_leaf : int
+    random_state : int or None
+        Tie breaking in the one-feature trees.
+    """
+
+    def __init__(self, max_depth=3, max_breakpoints=3, n_intervals=8, min_samples_split=2, min_samples_leaf=1,
+                 random_state=None):
+        self.max_depth = max_depth
+        self.max_breakpoints = max_breakpoints
+        self.n_intervals = n_intervals
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        if self.max_depth is not None and (not isinstance(self.max_depth, (int, np.integer)) or self.max_depth < 0):
+            raise ValueError(f"max_depth must be None or a non-negative int; got {self.max_depth!r}")
+        if not isinstance(self.max_breakpoints, (int, np.integer)) or self.max_breakpoints < 1:
+            raise ValueError(f"max_breakpoints must be an int >= 1; got {self.max_breakpoints!r}")
+        if not isinstance(self.n_intervals, (int, np.integer)) or self.n_intervals < 2:
+            raise ValueError(f"n_intervals must be an int >= 2; got {self.n_intervals!r}")
+        self._record_features(X)
+        X, y = check_X_y(X, y)
+        self.classes_, y_enc = check_classification_targets(y)
+        self.n_features_in_ = X.shape[1]
+        self.n_classes_ = self.classes_.size
+        onehot = np.zeros((y_enc.size, self.n_classes_))
+        onehot[np.arange(y_enc.size), y_enc] = 1.0
+        rs = self.random_state if isinstance(self.random_state, (int, np.integer)) else 0
+        find = partial(_find_shape_split, max_breakpoints=int(self.max_breakpoints),
+                       n_intervals=int(self.n_intervals), random_state=rs)
+        self.tree_ = grow_tree(
+            X, onehot, find_split=find, leaf_value=lambda Sn: Sn.sum(axis=0) / Sn.shape[0],
+            node_impurity=partial(node_impurity_classification, criterion="gini"), max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
+        )
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        return self.tree_.predict(self._validate_X_predict(X))
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
