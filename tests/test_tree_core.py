@@ -11,6 +11,7 @@ from sklearn import datasets as skdata
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from treebook.tree import (
     CARTClassifier,
@@ -216,7 +217,7 @@ def test_max_features_draws_are_reproducible():
     (np.array([[1.0, np.nan], [2.0, 3.0]]), [0, 1], "NaN at rows 0"),
     (np.array([[1.0, np.inf], [2.0, 3.0]]), [0, 1], "infinite"),
     (np.array([1.0, 2.0]), [0, 1], "2-D"),
-    (np.zeros((0, 3)), [], "0 samples"),
+    (np.zeros((0, 3)), [], "0 sample"),
     (np.zeros((3, 2)), [1, 1, 1], "1 class"),
     (np.zeros((3, 2)), [0, 1], "3 samples but y has 2"),
     (pd.DataFrame({"a": ["x", "y"], "b": [1, 2]}), [0, 1], "non-numeric columns"),
@@ -232,9 +233,14 @@ def test_bad_params_and_predict_input():
         with pytest.raises(ValueError):
             CARTClassifier(**params).fit(X, y)
     clf = CARTClassifier().fit(X, y)
-    with pytest.raises(ValueError, match="fitted with 4"):
+    with pytest.raises(ValueError, match="expecting 4 features"):
         clf.predict(X[:, :3])
     with pytest.raises(ValueError, match="NaN"):
         clf.predict(np.full((1, 4), np.nan))
     with pytest.raises(ValueError, match="NaN"):
         CARTRegressor().fit(X, np.where(y == 1, np.nan, y))
+
+
+@parametrize_with_checks([CARTClassifier(), CARTRegressor(max_depth=4)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

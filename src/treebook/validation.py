@@ -8,8 +8,10 @@ wrong answer or a crash deep inside compiled code.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = [
     "check_array",
@@ -55,25 +57,36 @@ def check_array(
     min_samples, min_features : int
         Minimum number of rows / columns.
     """
+    if sp.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix, but dense data is required; convert it with X.toarray()")
     if hasattr(X, "dtypes") and hasattr(X, "columns"):
         bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not np.issubdtype(_np_dtype(t), np.number)
                and not np.issubdtype(_np_dtype(t), np.bool_)]
         if bad:
             raise ValueError(f"{name} has non-numeric columns {bad}; encode them or use an estimator "
                              "that accepts nominal features")
+    raw = np.asarray(X)
+    if np.iscomplexobj(raw):
+        raise ValueError(f"Complex data not supported: {name} has complex values")
     try:
-        arr = np.asarray(X, dtype=dtype)
-    except (TypeError, ValueError) as exc:
+        arr = raw.astype(dtype) if raw.dtype != object else np.array(raw.tolist(), dtype=dtype)
+    except TypeError as exc:
+        raise TypeError(f"{name} must be numeric: {exc}") from None
+    except ValueError as exc:
         raise ValueError(f"{name} must be numeric: {exc}") from None
     if ensure_2d:
         if arr.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); got shape {arr.shape}")
+            raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); got shape {arr.shape}. "
+                             "Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) "
+                             "for one sample")
         if arr.shape[1] < min_features:
-            raise ValueError(f"{name} has {arr.shape[1]} features; at least {min_features} required")
+            raise ValueError(f"{arr.shape[1]} feature(s) (shape={arr.shape}) while a minimum of {min_features} "
+                             f"is required: {name} has too few features")
     elif arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array; got shape {arr.shape}")
     if arr.shape[0] < min_samples:
-        raise ValueError(f"{name} has {arr.shape[0]} samples; at least {min_samples} required")
+        raise ValueError(f"{arr.shape[0]} sample(s) (shape={arr.shape}) while a minimum of {min_samples} "
+                         f"is required: {name} has too few samples")
     if np.issubdtype(arr.dtype, np.floating):
         if not allow_nan:
             nan = np.isnan(arr)
@@ -100,12 +113,17 @@ def check_X_y(X, y, *, y_numeric: bool = False, multi_output: bool = False, **kw
     """Validate a design matrix and its targets together (same number of rows)."""
     X = check_array(X, **kwargs)
     if y is None:
-        raise ValueError("y is required")
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
     if y_numeric:
         y = check_array(y, name="y", ensure_2d=multi_output, min_samples=1)
     else:
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
+            from sklearn.exceptions import DataConversionWarning
+
+            warnings.warn("A column-vector y was passed when a 1d array was expected; it was flattened to shape "
+                          "(n_samples,)", DataConversionWarning,
+                          stacklevel=3)
             y = y.ravel()
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D; got shape {y.shape}")
@@ -148,7 +166,8 @@ def check_random_state(seed) -> np.random.Generator:
     raise ValueError(f"random_state must be None, an int or a numpy Generator; got {seed!r}")
 
 
-def check_n_features(X: np.ndarray, n_features_in: int, name: str = "X") -> None:
+def check_n_features(X: np.ndarray, n_features_in: int, name: str = "X", estimator: str = "the estimator") -> None:
     """Raise when ``X`` does not have the number of features seen at fit time."""
     if X.shape[1] != n_features_in:
-        raise ValueError(f"{name} has {X.shape[1]} features, but the estimator was fitted with {n_features_in}")
+        raise ValueError(f"{name} has {X.shape[1]} features, but {estimator} is expecting {n_features_in} "
+                         "features as input (the number seen at fit time)")

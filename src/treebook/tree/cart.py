@@ -64,7 +64,7 @@ class BaseTree(BaseEstimator):
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self, "tree_")
         X = check_array(X)
-        check_n_features(X, self.n_features_in_)
+        check_n_features(X, self.n_features_in_, estimator=type(self).__name__)
         return X
 
     def apply(self, X) -> np.ndarray:
@@ -151,10 +151,12 @@ class CARTClassifier(ClassifierMixin, BaseTree):
 
     def predict_proba(self, X) -> np.ndarray:
         """Class fractions of the training samples in the leaf each sample reaches."""
-        return self.tree_.predict(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class CARTRegressor(RegressorMixin, BaseTree):
@@ -173,11 +175,17 @@ class CARTRegressor(RegressorMixin, BaseTree):
         self.max_features = max_features
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
     def fit(self, X, y):
         check_criterion(self.criterion, ("mse",))
         _check_growth_params(self)
         self._record_features(X)
-        X, y = check_X_y(X, y, y_numeric=True, multi_output=np.ndim(y) == 2)
+        multi = y is not None and np.asarray(y).ndim == 2
+        X, y = check_X_y(X, y, y_numeric=True, multi_output=multi)
         self.n_features_in_ = X.shape[1]
         self._multi = y.ndim == 2
         y2 = y.reshape(y.shape[0], -1)
@@ -193,5 +201,6 @@ class CARTRegressor(RegressorMixin, BaseTree):
         return self
 
     def predict(self, X) -> np.ndarray:
-        out = self.tree_.predict(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        out = self.tree_.predict(X)
         return out if self._multi else out[:, 0]
