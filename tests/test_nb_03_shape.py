@@ -1,0 +1,16 @@
+from treebook.notebooks import run_notebook
+
+
+def test_notebook_shape(tmp_path):
+    _, res = run_notebook("03-shape-trees", profile="smoke", output_dir=tmp_path)
+    r = res["results"]
+    assert r["oracle_all_equal"] and r["oracle_runs"] >= 8
+    methods = {row["method"] for row in r["training"]}
+    assert {"CART", "ShapeCART", "Literati K=1"} <= methods
+    for row in r["training"]:
+        assert 0 <= row["errors"] <= row["n"]
+    for trace in r["anytime"].values():
+        assert all(b <= a + 1e-9 for a, b in zip(trace["upper"], trace["upper"][1:]))
+        assert all(lo <= up + 1e-9 for lo, up in zip(trace["lower"], trace["upper"]))
+    assert len(r["ablation"]) == 6 and len(r["compression"]) >= 2
+    assert any(row["quantity"].startswith("test accuracy") for row in res["scorecard"])
