@@ -151,3 +151,32 @@ def test_check_intervals_shape():
         check_intervals(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="shape"):
         check_intervals(np.zeros(3))
+
+
+def test_active_set_next_and_previous_against_sorted_search():
+    from treebook.interval.solver import _bits_next, _bits_prev, _bits_set
+
+    rng = np.random.default_rng(5)
+    m = 700_000  # three level-2 words: exercises every level of the bit set
+    l0 = np.zeros((m >> 6) + 1, np.uint64)
+    l1 = np.zeros((l0.size >> 6) + 1, np.uint64)
+    l2 = np.zeros((l1.size >> 6) + 1, np.uint64)
+    active = np.unique(np.concatenate([rng.choice(m, 40, replace=False), [0, 63, 64, 4095, 4096, 262143,
+                                                                          262144, m - 1]]))
+    for r in active:
+        _bits_set(l0, l1, l2, int(r))
+    for r in np.concatenate([active, rng.integers(0, m, 200)]):
+        k = np.searchsorted(active, r, side="right")
+        assert _bits_next(l0, l1, l2, int(r), m) == (active[k] if k < active.size else m)
+        k = np.searchsorted(active, r, side="left")
+        assert _bits_prev(l0, l1, l2, int(r)) == (active[k - 1] if k > 0 else -1)
+    # a sparse set: the look-ups must cross empty words at every level
+    l0[:] = 0
+    l1[:] = 0
+    l2[:] = 0
+    for r in (5, m - 3):
+        _bits_set(l0, l1, l2, r)
+    assert _bits_next(l0, l1, l2, 5, m) == m - 3
+    assert _bits_prev(l0, l1, l2, m - 3) == 5
+    assert _bits_next(l0, l1, l2, m - 3, m) == m
+    assert _bits_prev(l0, l1, l2, 5) == -1

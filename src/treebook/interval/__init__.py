@@ -1,8 +1,17 @@
-"""Maximum margin interval trees (Drouin, Hocking & Laviolette, NeurIPS 2017)."""
+"""Maximum margin interval trees (Drouin, Hocking & Laviolette, NeurIPS 2017).
 
+- :func:`prefix_solve`: the O(n log n) dynamic programme of section 4 (minimum of a sum of hinge
+  losses after every prefix of a sequence of intervals).
+- :class:`MMITRegressor`, :class:`MMITPrunedCV`, :class:`MMITForestRegressor`: trees, CV-pruned trees, forests.
+- baselines: :class:`L1LinearIntervalRegressor`, :class:`IntervalCARTRegressor`, :class:`ConstantIntervalRegressor`.
+- metric: :func:`interval_mse` and the scorer :data:`interval_mse_scorer`.
+"""
+
+from .baselines import ConstantIntervalRegressor, IntervalCARTRegressor, L1LinearIntervalRegressor
 from .losses import check_intervals, hinge, interval_loss, total_loss
 from .metrics import interval_accuracy, interval_mse, interval_mse_scorer, interval_squared_errors
 from .solver import SolveResult, prefix_solve
+from .tree import MMITForestRegressor, MMITPrunedCV, MMITRegressor, prune_tree, pruning_alphas
 
 __all__ = [
     "SolveResult",
@@ -15,4 +24,12 @@ __all__ = [
     "interval_accuracy",
     "interval_mse_scorer",
     "interval_squared_errors",
+    "MMITRegressor",
+    "MMITPrunedCV",
+    "MMITForestRegressor",
+    "prune_tree",
+    "pruning_alphas",
+    "L1LinearIntervalRegressor",
+    "IntervalCARTRegressor",
+    "ConstantIntervalRegressor",
 ]

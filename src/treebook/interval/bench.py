@@ -110,3 +110,27 @@ def alternating_worst_case(ns, loss="squared"):
         rows.append({"n_limits": int(n), "loss": loss, "total_moves": int(res.moves.sum()),
                      "max_moves": int(res.moves.max())})
     return pd.DataFrame(rows)
+
+
+def moves_over_orderings(X, y, margins, *, losses=("linear", "squared"), dataset=""):
+    """Pointer moves per limit when the solver sweeps ``y`` in the order of each feature of ``X``
+    (the sweeps a tree's root makes), for every margin: the paper's Figure 3 (left) protocol.
+
+    One row per (loss, margin, feature, direction) with ``mean_moves`` and ``max_moves`` per finite limit.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    limits = int(np.isfinite(y).sum())
+    orders = np.argsort(X, axis=0, kind="stable")
+    rows = []
+    for loss in losses:
+        for margin in margins:
+            for j in range(X.shape[1]):
+                for direction, order in (("forward", orders[:, j]), ("backward", orders[::-1, j])):
+                    yo = y[order]
+                    res = prefix_solve(yo[:, 0], yo[:, 1], loss=loss, margin=float(margin))
+                    rows.append({"dataset": dataset, "loss": loss, "margin": float(margin), "feature": j,
+                                 "direction": direction, "n_limits": limits,
+                                 "mean_moves": float(res.limit_moves.sum() / limits),
+                                 "max_moves": int(res.limit_moves.max())})
+    return pd.DataFrame(rows)

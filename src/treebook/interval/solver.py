@@ -7,8 +7,8 @@ it crosses (Lemma 1 of the paper, equations (12)-(15)).
 
 Data structure. All breakpoints of a problem are known in advance, so they are sorted once
 (``argsort``) and each one receives its rank. Breakpoints become *active* as their hinge is added;
-the active set is a Fenwick tree over ranks, which gives O(log n) insertion and O(log n) look-up of
-the next / previous active breakpoint. Equal breakpoint values get distinct ranks, so ties are zero-width
+the active set is a three-level 64-ary bit set over ranks: O(1) insertion and look-up of the
+next / previous active breakpoint in a few word operations (plus a scan of m / 2^18 words at worst). Equal breakpoint values get distinct ranks, so ties are zero-width
 pieces and need no special case. The sweep is an iterative numba loop: there is no recursion and
 no stack-size limit.
 
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 LOSSES = ("linear", "squared")
 
@@ -55,58 +56,116 @@ class SolveResult:
 
 
 # ----------------------------------------------------------------------------------------------
-# Fenwick tree over ranks 0..m-1 (1-based internal array of length m + 1)
+# The set of active ranks 0..m-1: a three-level bit set (64-ary). Level 0 has one bit per rank, level 1
+# one bit per non-empty level-0 word, level 2 one bit per non-empty level-1 word. Insertion sets three
+# bits; the next / previous active rank is found with a few word operations (count of trailing /
+# leading zeros) plus, at worst, a scan of the m / 2^18 level-2 words. The bit set takes m / 8 bytes and
+# stays in cache where a balanced tree or a Fenwick tree would not.
+
+_ONE = np.uint64(1)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
-def _fen_add(fen, i, m):
-    i += 1
-    while i <= m:
-        fen[i] += 1
-        i += i & (-i)
+def _bits_set(l0, l1, l2, r):
+    w = r >> 6
+    l0[w] |= _ONE << np.uint64(r & 63)
+    w1 = w >> 6
+    l1[w1] |= _ONE << np.uint64(w & 63)
+    l2[w1 >> 6] |= _ONE << np.uint64(w1 & 63)
 
 
 @njit(cache=True, inline="always")
-def _fen_prefix(fen, i):
-    """Number of active ranks in [0, i] (i may be -1)."""
-    s = 0
-    i += 1
-    while i > 0:
-        s += fen[i]
-        i -= i & (-i)
-    return s
+def _low(x):
+    """Index of the lowest set bit of a non-zero uint64."""
+    return np.int64(trailing_zeros(x))
 
 
 @njit(cache=True, inline="always")
-def _fen_kth(fen, k, m, top):
-    """0-based rank of the k-th active element (k >= 1)."""
-    pos = 0
-    step = top
-    while step > 0:
-        nxt = pos + step
-        if nxt <= m and fen[nxt] < k:
-            pos = nxt
-            k -= fen[nxt]
-        step >>= 1
-    return pos  # 1-based position pos + 1  ->  0-based rank pos
+def _high(x):
+    """Index of the highest set bit of a non-zero uint64."""
+    return np.int64(63 - leading_zeros(x))
+
+
+@njit(cache=True, inline="always")
+def _above(b):
+    """Mask of the bits strictly above bit b (0 <= b <= 63)."""
+    if b >= 63:
+        return np.uint64(0)
+    return _ALL << np.uint64(b + 1)
+
+
+@njit(cache=True, inline="always")
+def _below(b):
+    """Mask of the bits strictly below bit b (0 <= b <= 63)."""
+    if b == 0:
+        return np.uint64(0)
+    return _ALL >> np.uint64(64 - b)
 
 
 @njit(cache=True)
-def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, fen, cost, pred, lmoves):
+def _bits_next(l0, l1, l2, r, m):
+    """Smallest active rank > r, or m if none."""
+    w = r >> 6
+    x = l0[w] & _above(r & 63)
+    if x != 0:
+        return (w << 6) + _low(x)
+    w1 = w >> 6
+    x = l1[w1] & _above(w & 63)
+    if x != 0:
+        ww = (w1 << 6) + _low(x)
+        return (ww << 6) + _low(l0[ww])
+    w2 = w1 >> 6
+    x = l2[w2] & _above(w1 & 63)
+    while x == 0:
+        w2 += 1
+        if w2 >= l2.shape[0]:
+            return m
+        x = l2[w2]
+    w1 = (w2 << 6) + _low(x)
+    ww = (w1 << 6) + _low(l1[w1])
+    return (ww << 6) + _low(l0[ww])
+
+
+@njit(cache=True)
+def _bits_prev(l0, l1, l2, r):
+    """Largest active rank < r, or -1 if none."""
+    w = r >> 6
+    x = l0[w] & _below(r & 63)
+    if x != 0:
+        return (w << 6) + _high(x)
+    w1 = w >> 6
+    x = l1[w1] & _below(w & 63)
+    if x != 0:
+        ww = (w1 << 6) + _high(x)
+        return (ww << 6) + _high(l0[ww])
+    w2 = w1 >> 6
+    x = l2[w2] & _below(w1 & 63)
+    while x == 0:
+        w2 -= 1
+        if w2 < 0:
+            return -1
+        x = l2[w2]
+    w1 = (w2 << 6) + _high(x)
+    ww = (w1 << 6) + _high(l1[w1])
+    return (ww << 6) + _high(l0[ww])
+
+
+@njit(cache=True)
+def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, cost, pred, lmoves):
     """Add the intervals ``order[0], order[1], ...`` one at a time and record the minimum.
 
     ``rank_lo[i]`` / ``rank_hi[i]``: rank of interval i's lower / upper breakpoint in ``bps`` (-1 if the
     limit is infinite). ``bps``: sorted breakpoint values (length m); ``is_upper[r]``: breakpoint r
-    comes from an upper limit; ``wr[r]``: its weight. ``fen``: int array of length m + 1 (zeroed here).
+    comes from an upper limit; ``wr[r]``: its weight.
     Outputs are written at positions 0..len(order)-1.
     """
     m = bps.shape[0]
-    for r in range(m + 1):
-        fen[r] = 0
-    top = 1
-    while top * 2 <= m:
-        top *= 2
-    n_active = 0
+    n0 = (m >> 6) + 1
+    n1 = (n0 >> 6) + 1
+    l0 = np.zeros(n0, dtype=np.uint64)
+    l1 = np.zeros(n1, dtype=np.uint64)
+    l2 = np.zeros((n1 >> 6) + 1, dtype=np.uint64)
     # current piece: (bps[lo], bps[hi]] with lo = -1 meaning -inf and hi = m meaning +inf
     lo = -1
     hi = m
@@ -138,8 +197,7 @@ def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, fen, cost, pred,
                 hb = -w
                 hc = w * b
             # --- insertion (equations (12)-(13))
-            _fen_add(fen, r, m)
-            n_active += 1
+            _bits_set(l0, l1, l2, r)
             if r < lo:
                 if up:
                     A += ha
@@ -201,8 +259,7 @@ def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, fen, cost, pred,
                                 B = 0.0
                                 C = 0.0
                             lo = hi
-                            k = _fen_prefix(fen, hi)
-                            hi = m if k == n_active else _fen_kth(fen, k + 1, m, top)
+                            hi = _bits_next(l0, l1, l2, hi, m)
                             direction = 1
                             moved = True
                 if not moved and direction <= 0 and lo >= 0:
@@ -226,8 +283,7 @@ def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, fen, cost, pred,
                                 B = 0.0
                                 C = 0.0
                             hi = lo
-                            k = _fen_prefix(fen, lo - 1)
-                            lo = -1 if k == 0 else _fen_kth(fen, k, m, top)
+                            lo = _bits_prev(l0, l1, l2, lo)
                             direction = -1
                             moved = True
                 if not moved:
@@ -292,7 +348,7 @@ def breakpoints(lower, upper, margin, weights=None):
     vals = np.concatenate([lower[idx_lo] + margin, upper[idx_hi] - margin])
     is_up = np.concatenate([np.zeros(idx_lo.size, np.bool_), np.ones(idx_hi.size, np.bool_)])
     wts = np.concatenate([w[idx_lo], w[idx_hi]])
-    order = np.argsort(vals, kind="stable")
+    order = np.argsort(vals)
     ranks = np.empty(order.size, dtype=np.int64)
     ranks[order] = np.arange(order.size)
     rank_lo = np.full(n, -1, dtype=np.int64)
@@ -377,7 +433,6 @@ def _solve_checked(lower, upper, squared, margin, weights, order=None):
     cost = np.empty(k)
     pred = np.empty(k)
     lmoves = np.empty((k, 2), dtype=np.int32)
-    fen = np.empty(bps.shape[0] + 1, dtype=np.int32)
-    _sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, fen, cost, pred, lmoves)
+    _sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, cost, pred, lmoves)
     return SolveResult(cost=cost, prediction=pred, moves=lmoves.sum(axis=1, dtype=np.int64),
                        limit_moves=lmoves)

@@ -37,8 +37,6 @@ __all__ = [
 def _node_search(Xn, orders, feats, rank_lo, rank_hi, bps, is_up, wr, squared, min_leaf):
     """Best threshold split of a node: (feature, position in sorted order, children's total cost)."""
     n = orders.shape[0]
-    m = bps.shape[0]
-    fen = np.empty(m + 1, dtype=np.int32)
     cf = np.empty(n)
     cb = np.empty(n)
     pr = np.empty(n)
@@ -54,8 +52,8 @@ def _node_search(Xn, orders, feats, rank_lo, rank_hi, bps, is_up, wr, squared, m
             continue
         for k in range(n):
             rev[k] = order[n - 1 - k]
-        _sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, fen, cf, pr, lm)
-        _sweep(rev, rank_lo, rank_hi, bps, is_up, wr, squared, fen, cb, pr, lm)
+        _sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, cf, pr, lm)
+        _sweep(rev, rank_lo, rank_hi, bps, is_up, wr, squared, cb, pr, lm)
         for i in range(min_leaf - 1, n - min_leaf):
             if Xn[order[i], f] == Xn[order[i + 1], f]:
                 continue
@@ -74,8 +72,7 @@ def _node_solve(y, squared, margin):
     cost = np.empty(n)
     pred = np.empty(n)
     lm = np.empty((n, 2), dtype=np.int32)
-    fen = np.empty(bps.shape[0] + 1, dtype=np.int32)
-    _sweep(np.arange(n, dtype=np.int64), rank_lo, rank_hi, bps, is_up, wr, squared, fen, cost, pred, lm)
+    _sweep(np.arange(n, dtype=np.int64), rank_lo, rank_hi, bps, is_up, wr, squared, cost, pred, lm)
     return float(cost[-1]), float(pred[-1]), (rank_lo, rank_hi, bps, is_up, wr)
 
 
@@ -107,7 +104,7 @@ def grow_mmit(X, y, *, loss="linear", margin=0.0, max_depth=None, min_samples_sp
         else:
             feats = np.sort(rng.choice(p, size=max_features, replace=False)).astype(np.int64)
         Xn = X[idx]
-        orders = np.argsort(Xn[:, feats], axis=0, kind="stable")
+        orders = np.argsort(Xn[:, feats], axis=0)
         jj, pos, best = _node_search(Xn, orders, feats, *bp, squared, min_samples_leaf)
         if jj < 0 or not best < cost - tol:
             continue
