@@ -22,7 +22,7 @@ from ..tree import CARTClassifier
 from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
 
-__all__ = ["available_peers", "fold_data", "literati_run", "peer_run", "training_benchmark", "peak_rss_mb"]
+__all__ = ["available_peers", "fold_data", "literati_run", "memory_run", "peak_rss_mb", "peer_run", "training_benchmark"]
 
 
 def available_peers() -> list[str]:
@@ -123,3 +123,16 @@ def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=10.0, candi
                          "lower_bound": np.nan, "time": r["time"], "time_to_best": r["time"], "n_leaves": np.nan,
                          "peak_rss_mb": peak_rss_mb()})
     return pd.DataFrame(rows)
+
+
+def memory_run(name: str, depth: int = 6, max_breakpoints: int = 3, time_limit: float = 60.0,
+               candidates: str = "cart", seed: int = 42) -> dict:
+    """Fit Literati on one data set and report the peak resident memory of the process (run it in a fresh
+    process to measure one data set alone)."""
+    X, y = fold_data(name, seed)[:2]
+    before = peak_rss_mb()
+    r = literati_run(X, y, max_depth=depth, max_breakpoints=max_breakpoints, time_limit=time_limit,
+                     candidates=candidates)
+    return {"dataset": name, "n": int(y.size), "p": int(X.shape[1]), "depth": depth, "K": max_breakpoints,
+            "errors": r["errors"], "proved": r["proved"], "time": r["time"], "n_expanded": r["n_expanded"],
+            "peak_rss_mb_before": before, "peak_rss_mb": peak_rss_mb()}

@@ -1,0 +1,67 @@
+"""Chapter 3 benchmark: Literati (K = 1, 2, 3) beside CART, ShapeCART and the installed peers.
+
+Protocol of the issue/paper: fold 0 (stratified 70/10/20, seed 42), training errors on the 70 % part,
+one time limit per run (default 60 s), depths 3 and 4 on rice, bank and raisin; Literati K = 1 also in
+the all-thresholds mode (comparable with ConTree); optionally the peak memory at depth 6 on every shipped
+data set, each in a fresh process.
+
+    python benchmarks/bench_shape.py --time-limit 60 --out bench_shape.json
+    python benchmarks/bench_shape.py --memory --memory-time 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
+
+import pandas as pd
+
+from treebook.datasets.shape_trees import SHAPE_DATASETS
+from treebook.results import to_jsonable
+from treebook.shape.bench import available_peers, memory_run, training_benchmark
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", nargs="+", default=["rice", "bank", "raisin"])
+    ap.add_argument("--depths", nargs="+", type=int, default=[3, 4])
+    ap.add_argument("--K", nargs="+", type=int, default=[1, 2, 3])
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--no-all-mode", action="store_true", help="skip Literati K=1 with all thresholds")
+    ap.add_argument("--memory", action="store_true", help="peak memory at depth 6 on every shipped data set")
+    ap.add_argument("--memory-time", type=float, default=60.0)
+    ap.add_argument("--out", default=None, help="write the results as JSON here")
+    args = ap.parse_args(argv)
+    pd.set_option("display.width", 200)
+    out = {"peers": available_peers()}
+    peers = [m for m, pkg in [("ConTree", "pycontree"), ("STreeD", "pystreed"), ("SGT-ShapeCART", "sgtlearn"),
+                              ("SGT-ShapeTAO", "sgtlearn")] if pkg in out["peers"]]
+    if not args.memory:
+        df = training_benchmark(args.datasets, args.depths, Ks=tuple(args.K), time_limit=args.time_limit,
+                                candidates="cart", peers=tuple(peers), progress=True)
+        if not args.no_all_mode:
+            allm = training_benchmark(args.datasets, args.depths, Ks=(1,), time_limit=args.time_limit,
+                                      candidates="all", baselines=(), peers=(), progress=True)
+            allm["method"] = "Literati K=1 (all thresholds)"
+            df = pd.concat([df, allm], ignore_index=True)
+        cols = ["dataset", "depth", "method", "errors", "proved", "time", "time_to_best", "n_leaves", "peak_rss_mb"]
+        print(df[cols].to_string(index=False))
+        out["training"] = df.to_dict(orient="records")
+    else:
+        rows = []
+        ctx = mp.get_context("spawn")
+        for name in SHAPE_DATASETS:
+            with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
+                r = ex.submit(memory_run, name, 6, 3, args.memory_time).result()
+            print(r, flush=True)
+            rows.append(r)
+        out["memory"] = rows
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(to_jsonable(out), fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
