@@ -205,11 +205,11 @@ class LiteratiSearch:
         if self.candidates == "all":
             for j in range(Xs.shape[1]):
                 u, inv = np.unique(Xs[:, j], return_inverse=True)
-                out.append(((u[:-1] + u[1:]) * 0.5, inv.astype(np.int64)))
+                out.append(((u[:-1] + u[1:]) * 0.5, inv.astype(np.int32)))
             return out
         b = self.cart_leaves[min(level, len(self.cart_leaves) - 1)]
         for j, t in enumerate(cart_candidates(Xs, self.y[idx], b, random_state=self.random_state)):
-            out.append((t, np.searchsorted(t, Xs[:, j], side="left")))
+            out.append((t, np.searchsorted(t, Xs[:, j], side="left").astype(np.int32)))
         return out
 
     def _vchild(self, err, dchild):
