@@ -328,3 +328,13 @@ def test_entropy_table_path_agrees_with_logarithms():
             b = best_partition(W, m, "entropy").impurity
             assert a == pytest.approx(b, rel=1e-9)
         assert best_partition(V, "exhaustive", "entropy").impurity == pytest.approx(brute_force_opt(V, "entropy"))
+
+
+def test_hcc_never_worse_than_single_direction_methods_on_tie_heavy_tables():
+    """Entries in {0, 1, 2} make many values tie on r(v); HcC must still dominate LCA, one-vs-rest, balanced."""
+    rng = np.random.default_rng(12)
+    for V in random_tables(rng, 800, n_range=(3, 14), k_range=(2, 6), high=3):
+        for impurity in ("gini", "entropy"):
+            h = best_partition(V, "hcc", impurity).impurity
+            for m in ("lca", "one_vs_rest", "balanced"):
+                assert leq(h, best_partition(V, m, impurity).impurity), (m, impurity, V.tolist())

@@ -10,6 +10,7 @@ the first splitter is significantly better / worse.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -49,7 +50,10 @@ def cross_validate_splitters(X, y, splitters=("hcc", "lca", "pcext", "sliqext"),
         reps = tqdm(reps, desc="CV repetitions")
     for r in reps:
         skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=int(rng.integers(2**31 - 1)))
-        for f, (tr, te) in enumerate(skf.split(np.zeros(len(y)), y)):
+        with warnings.catch_warnings():  # classes rarer than n_folds are spread as well as possible
+            warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+            folds = list(skf.split(np.zeros(len(y)), y))
+        for f, (tr, te) in enumerate(folds):
             Xtr = X.iloc[tr] if hasattr(X, "iloc") else X[tr]
             Xte = X.iloc[te] if hasattr(X, "iloc") else X[te]
             for s in splitters:

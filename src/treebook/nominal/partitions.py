@@ -244,6 +244,106 @@ def _sweep_directions(V, D, crit, twoing, tab):
 
 
 @njit(cache=True)
+def _sweep_bd(V, D, crit, tab):
+    """Algorithm 1 (B_d) for every row d of D with incremental impurity updates.
+
+    Moving value ``o`` from right to left changes only the classes where ``V[o]`` is non-zero, so the sums
+    ``sum_c left_c^2`` (Gini) or ``sum_c left_c log2 left_c`` (Entropy; table look-ups for integer counts) are
+    updated in O(nnz(V[o])).  Returns (best direction index, number j of values on the left, order).
+    """
+    n, k = V.shape
+    tot = np.zeros(k)
+    rs = np.zeros(n)
+    for i in range(n):
+        for c in range(k):
+            tot[c] += V[i, c]
+            rs[i] += V[i, c]
+    st = 0.0
+    for c in range(k):
+        st += tot[c]
+    P = np.empty((n, k))
+    for i in range(n):
+        for c in range(k):
+            P[i, c] = -V[i, c] / rs[i]
+    # starting sums with everything on the right
+    q_tot = 0.0
+    for c in range(k):
+        if crit == 0:
+            q_tot += tot[c] * tot[c]
+        elif crit == 1:
+            if tot[c] > 0.0:
+                q_tot += tot[c] * np.log2(tot[c])
+        else:
+            q_tot += tab[int(tot[c] + 0.5)]
+    left = np.zeros(k)
+    lx = np.zeros(k)  # left_c log2 left_c (log path)
+    rx = np.zeros(k)  # right_c log2 right_c (log path)
+    r = np.empty(n)
+    best = np.inf
+    best_t = 0
+    best_j = 1
+    for t in range(D.shape[0]):
+        d = D[t]
+        for i in range(n):
+            acc = 0.0
+            for c in range(k):
+                if d[c] != 0.0:
+                    acc += d[c] * P[i, c]
+            r[i] = acc
+        order = np.argsort(r, kind="mergesort")
+        for c in range(k):
+            left[c] = 0.0
+            if crit == 1:
+                lx[c] = 0.0
+                rx[c] = tot[c] * np.log2(tot[c]) if tot[c] > 0.0 else 0.0
+        ql = 0.0
+        qr = q_tot
+        sl = 0.0
+        for j in range(n - 1):
+            o = order[j]
+            for c in range(k):
+                x = V[o, c]
+                if x != 0.0:
+                    a = left[c]
+                    b = tot[c] - a
+                    a2 = a + x
+                    b2 = b - x
+                    if crit == 0:
+                        ql += x * (a + a2)
+                        qr -= x * (b + b2)
+                    elif crit == 1:
+                        nl = a2 * np.log2(a2)
+                        nr = b2 * np.log2(b2) if b2 > 0.0 else 0.0
+                        ql += nl - lx[c]
+                        qr += nr - rx[c]
+                        lx[c] = nl
+                        rx[c] = nr
+                    else:
+                        ql += tab[int(a2 + 0.5)] - tab[int(a + 0.5)]
+                        qr += tab[int(b2 + 0.5)] - tab[int(b + 0.5)]
+                    left[c] = a2
+            sl += rs[o]
+            sr = st - sl
+            if crit == 0:
+                val = (sl - ql / sl) + (sr - qr / sr)
+            elif crit == 1:
+                val = (sl * np.log2(sl) - ql) + (sr * np.log2(sr) - qr)
+            else:
+                val = (tab[int(sl + 0.5)] - ql) + (tab[int(sr + 0.5)] - qr)
+            if val < best:
+                best = val
+                best_t = t
+                best_j = j + 1
+    d = D[best_t]
+    for i in range(n):
+        acc = 0.0
+        for c in range(k):
+            acc += d[c] * P[i, c]
+        r[i] = acc
+    return best_t, best_j, np.argsort(r, kind="mergesort")
+
+
+@njit(cache=True)
 def _exhaustive_gray(V, crit, tab):
     """All 2**(n-1) - 1 partitions in Gray-code order (the last value stays right). Returns the best bit code."""
     n, k = V.shape
@@ -381,6 +481,19 @@ def most_balanced_direction(u) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------------
 
 
+def _canonical(D):
+    """Replace each direction with ``d_k = 1`` by its complement ``1 - d``.
+
+    ``B_d`` and ``B_{1-d}`` sweep the same prefixes in reverse order (``r_{1-d} = 1 - r_d``), so this changes
+    nothing but the order of tied values; it makes every single-direction method (LCA, one-vs-rest, balanced)
+    use exactly one of HcC's ``2**(k-1) - 1`` directions, hence HcC is never worse than any of them.
+    """
+    D = np.array(D, dtype=float)
+    flip = D[:, -1] == 1.0
+    D[flip] = 1.0 - D[flip]
+    return D
+
+
 def _prefix_mask(n, order, j):
     mask = np.zeros(n, dtype=bool)
     mask[order[:j]] = True
@@ -390,8 +503,11 @@ def _prefix_mask(n, order, j):
 def _b_directions(W, D, crit, twoing=False):
     D = np.ascontiguousarray(D, dtype=float)
     n, k = W.shape
-    c2, tab = (crit, _NO_TABLE) if twoing else entropy_table(W, crit, 2.0 * D.shape[0] * n * k)
-    _t, j, order = _sweep_directions(W, D, c2, twoing, tab)
+    if twoing:
+        _t, j, order = _sweep_directions(W, D, crit, True, _NO_TABLE)
+    else:
+        c2, tab = entropy_table(W, crit, 2.0 * D.shape[0] * n * k)
+        _t, j, order = _sweep_bd(W, D, c2, tab)
     return _prefix_mask(W.shape[0], order, j)
 
 
@@ -452,13 +568,13 @@ def _solve_clean(W, method, crit, u=None):
     if method == "lca":
         d = np.zeros((1, k))
         d[0, int(np.argmax(u))] = 1.0
-        return _b_directions(W, d, crit)
+        return _b_directions(W, _canonical(d), crit)
     if method == "hcc":
         return _b_directions(W, hypercube_directions(k), crit)
     if method == "one_vs_rest":
-        return _b_directions(W, np.eye(k), crit)
+        return _b_directions(W, _canonical(np.eye(k)), crit)
     if method == "balanced":
-        return _b_directions(W, most_balanced_direction(u)[None, :], crit)
+        return _b_directions(W, _canonical(most_balanced_direction(u)[None, :]), crit)
     if method == "twoing":
         return _b_directions(W, hypercube_directions(k), crit, twoing=True)
     if method == "pcext":

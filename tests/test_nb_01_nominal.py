@@ -1,0 +1,18 @@
+from treebook.notebooks import run_notebook
+
+
+def test_notebook_nominal(tmp_path):
+    _, res = run_notebook("01-nominal-partitions", profile="smoke", output_dir=tmp_path)
+    r = res["results"]
+    assert r["hcc_max_ratio_to_opt"] <= 2 + 1e-9
+    assert r["win_rtol"] == 1e-9
+    # the win percentages are percentages and HcC wins (almost) always at n = 12
+    assert all(0 <= v <= 100 for v in r["wins"].values())
+    assert all(v >= 90 for key, v in r["wins"].items() if key.split("|")[1] == "n=12" and "|hcc|" in key)
+    # every exact-ratio summary is at least 1 and HcC's worst case is within Theorem 3.5
+    assert all(s["mean"] >= 1 - 1e-9 for s in r["exact_ratio"].values())
+    assert set(r["table4"]) == {"lca", "hcc"}
+    assert all(0.0 < a <= 1.0 for a in r["cv_accuracy"].values())
+    quantities = [row["quantity"] for row in res["scorecard"]]
+    assert any(q.startswith("Tables 1-2") for q in quantities)
+    assert any(q.startswith("Table 4") for q in quantities)
