@@ -71,3 +71,19 @@ def test_neuroblastoma_loader():
     assert finite[:, 0].sum() == 2845 and finite[:, 1].sum() == 573
     Xf, yf = load_neuroblastoma(as_frame=True)
     assert list(yf.columns) == ["lower", "upper"] and Xf.shape == (3418, 117)
+
+
+def test_margin_grid_and_cross_validation_protocol():
+    from treebook.interval.experiments import cross_validate_methods, make_methods, margin_grid
+
+    y = np.array([[0.0, 1.0], [0.5, np.inf], [-np.inf, 3.0], [0.5, 0.5]])
+    g = margin_grid(y, 4)
+    assert g[0] == pytest.approx(0.5) and g[-1] == pytest.approx(3.0) and np.all(np.diff(g) > 0)
+    X, y, _ = simulated_dataset("sin", n_samples=60, n_features=3, random_state=0)
+    methods = make_methods(n_margins=2, inner_cv=2, max_depth=3, l1_penalties=(0.01,), cart_depths=(2,),
+                           random_state=0)
+    df = cross_validate_methods(X, y, methods, n_folds=3, dataset="sin", random_state=0)
+    assert len(df) == 3 * len(methods)
+    assert set(df.method) == set(methods)
+    # every test fold score is the interval MSE of that method's predictions (non-negative)
+    assert (df.mse >= 0).all() and np.allclose(df.log10_mse, np.log10(df.mse.clip(lower=1e-12)))

@@ -341,21 +341,55 @@ def breakpoints(lower, upper, margin, weights=None):
     upper = np.asarray(upper, dtype=np.float64)
     n = lower.shape[0]
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    fin_lo = np.isfinite(lower)
-    fin_hi = np.isfinite(upper)
-    idx_lo = np.flatnonzero(fin_lo)
-    idx_hi = np.flatnonzero(fin_hi)
-    vals = np.concatenate([lower[idx_lo] + margin, upper[idx_hi] - margin])
-    is_up = np.concatenate([np.zeros(idx_lo.size, np.bool_), np.ones(idx_hi.size, np.bool_)])
-    wts = np.concatenate([w[idx_lo], w[idx_hi]])
+    vals, src = _collect(lower, upper, float(margin))
     order = np.argsort(vals)
-    ranks = np.empty(order.size, dtype=np.int64)
-    ranks[order] = np.arange(order.size)
+    return _scatter(order, vals, src, w, n)
+
+
+@njit(cache=True)
+def _collect(lower, upper, margin):
+    """Breakpoint values of the finite limits and their source (2 i for a lower limit, 2 i + 1 for an upper)."""
+    n = lower.shape[0]
+    k = 0
+    for i in range(n):
+        k += np.isfinite(lower[i]) + np.isfinite(upper[i])
+    vals = np.empty(k)
+    src = np.empty(k, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        if np.isfinite(lower[i]):
+            vals[k] = lower[i] + margin
+            src[k] = 2 * i
+            k += 1
+        if np.isfinite(upper[i]):
+            vals[k] = upper[i] - margin
+            src[k] = 2 * i + 1
+            k += 1
+    return vals, src
+
+
+@njit(cache=True)
+def _scatter(order, vals, src, w, n):
+    """Sorted breakpoints with their kind and weight, and each interval's two ranks (-1: infinite limit)."""
+    m = order.shape[0]
     rank_lo = np.full(n, -1, dtype=np.int64)
     rank_hi = np.full(n, -1, dtype=np.int64)
-    rank_lo[idx_lo] = ranks[: idx_lo.size]
-    rank_hi[idx_hi] = ranks[idx_lo.size:]
-    return rank_lo, rank_hi, vals[order], is_up[order], wts[order]
+    bps = np.empty(m)
+    is_up = np.empty(m, dtype=np.bool_)
+    wr = np.empty(m)
+    for r in range(m):
+        k = order[r]
+        s = src[k]
+        i = s >> 1
+        bps[r] = vals[k]
+        wr[r] = w[i]
+        if s & 1:
+            is_up[r] = True
+            rank_hi[i] = r
+        else:
+            is_up[r] = False
+            rank_lo[i] = r
+    return rank_lo, rank_hi, bps, is_up, wr
 
 
 def _check_loss(loss):
