@@ -229,7 +229,8 @@ def test_path_system_matches_core_path_to(small_forest):
     ref = np.array(rows)
     got = np.hstack([A, b[:, None]])
     assert ref.shape == got.shape
-    key = lambda M: M[np.lexsort(np.round(M, 9).T[::-1])]
+    def key(M):
+        return M[np.lexsort(np.round(M, 9).T[::-1])]
     assert np.allclose(key(ref), key(got))
 
 
@@ -240,6 +241,23 @@ def test_parallel_decode_equals_serial(small_forest):
     f2 = ObliqueForestEmbedding(**{**f.get_params(), "n_jobs": 2}).fit(X)
     R2 = f2.inverse_transform(codes)
     assert np.allclose(R1, R2, atol=1e-9)
+
+
+@pytest.mark.parametrize("max_features", [1.0, 0.7])
+def test_lowrank_decoder_matches_dense(max_features):
+    from treebook.oblique.decode import lowrank_structure
+
+    X = _blobs(50, 8, seed=11)
+    f = ObliqueForestEmbedding(n_estimators=12, max_depth=3, max_features=max_features, random_state=2).fit(X[:30])
+    S, C, V = lowrank_structure(f)
+    assert np.allclose(S.toarray() + C @ V.T, f.weights_, atol=1e-10)
+    assert (np.count_nonzero(S.toarray(), axis=1) <= np.where(f.dir_coef_ != 0, 2, 8)).all()
+    codes = f.transform(X[30:])
+    R1, i1 = f.inverse_transform(codes, return_info=True)
+    f.set_params(solver="highs-lowrank")
+    R2, i2 = f.inverse_transform(codes, return_info=True)
+    assert np.allclose(i1["objective"], i2["objective"], rtol=1e-6)
+    assert np.array_equal(f.transform(R2), codes)
 
 
 def test_fit_is_reproducible():

@@ -12,6 +12,10 @@ Solvers (all return the same optimum; tests compare them):
 
 * ``"highs"`` — the model handed to HiGHS directly (highspy), one fresh model per sample, samples in
   parallel over processes (``n_jobs``);
+* ``"highs-lowrank"`` — the same LP with the HHCART structure made explicit: a reflected split's normal is
+  ``e_j + gamma e_k + beta d`` with ``d`` the node's direction; when all directions of the forest span a space
+  of dimension ``r`` much below ``p`` (PCA/SVD directions lie in the span of the training data when
+  ``max_features = 1``), ``z = V^T x`` replaces the dense parts (see :func:`l1_decode_highs_lowrank`);
 * ``"pulp"`` — the same LP written with PuLP, the readable reference (CBC);
 * ``"cvxpy"`` — the authors' approach: a CVXPY problem ``min ||x||_1 s.t. A x >= b`` per sample, solved in
   sequence (optional dependency, the ``compare`` extra).
@@ -24,6 +28,8 @@ import scipy.sparse as sp
 
 __all__ = [
     "SOLVERS",
+    "l1_decode_highs_lowrank",
+    "lowrank_structure",
     "decode_forest",
     "l1_decode_cvxpy",
     "l1_decode_highs",
@@ -31,7 +37,7 @@ __all__ = [
     "system_with_margin",
 ]
 
-SOLVERS = ("highs", "pulp", "cvxpy")
+SOLVERS = ("highs", "highs-lowrank", "pulp", "cvxpy")
 
 
 def _columns(lo, hi):
@@ -73,50 +79,72 @@ def _new_highs():
     return h
 
 
-def l1_decode_highs(A, b, lo, hi):
-    """Solve ``min ||x||_1 s.t. A x >= b, lo <= x <= hi`` with HiGHS. Returns ``(x, status, objective)``;
-    status is ``"optimal"``, ``"infeasible"``, ``"unbounded"`` or HiGHS's status text."""
+def _highs_solve(M, row_lower, row_upper, lo, hi, n_free=0):
+    """``min ||x||_1`` over the first ``p = M.shape[1] - n_free`` columns of ``M`` (the others are free
+    variables of cost 0), subject to ``row_lower <= M [x; z] <= row_upper`` and ``lo <= x <= hi``.
+    Columns ``x-`` are appended only for features whose box allows negative values."""
     import highspy
 
-    A = np.asarray(A, dtype=float)
-    m, p = A.shape
+    M = sp.csc_matrix(M)
+    p = M.shape[1] - n_free
     lo_p, hi_p, lo_m, hi_m, need_minus = _columns(lo, hi)
     idx_m = np.flatnonzero(need_minus)
-    M = sp.csc_matrix(A) if not sp.issparse(A) else A.tocsc()
     if len(idx_m):
         M = sp.hstack([M, -M[:, idx_m]], format="csc")
-    ncol = p + len(idx_m)
+    ncol = M.shape[1]
     inf = highspy.kHighsInf
+    col_lower = np.concatenate([lo_p, np.full(n_free, -np.inf), lo_m[idx_m]])
+    col_upper = np.concatenate([hi_p, np.full(n_free, np.inf), hi_m[idx_m]])
     h = _new_highs()
     lp = highspy.HighsLp()
     lp.num_col_ = ncol
-    lp.num_row_ = m
-    # The objective coefficient of x+ is +1, of x- is +1; when lo >= 0 only x+ exists (sum x).
-    # When hi <= 0 for a feature, x+ is fixed at 0 and x- carries the value.
-    lp.col_cost_ = np.ones(ncol)
-    lp.col_lower_ = np.concatenate([lo_p, lo_m[idx_m]])
-    lp.col_upper_ = np.where(np.isinf(np.concatenate([hi_p, hi_m[idx_m]])), inf,
-                             np.concatenate([hi_p, hi_m[idx_m]]))
-    lp.row_lower_ = np.asarray(b, dtype=float)
-    lp.row_upper_ = np.full(m, inf)
+    lp.num_row_ = M.shape[0]
+    lp.col_cost_ = np.concatenate([np.ones(p), np.zeros(n_free), np.ones(len(idx_m))])
+    lp.col_lower_ = np.where(np.isinf(col_lower), -inf, col_lower)
+    lp.col_upper_ = np.where(np.isinf(col_upper), inf, col_upper)
+    lp.row_lower_ = np.where(np.isinf(row_lower), -inf, row_lower)
+    lp.row_upper_ = np.where(np.isinf(row_upper), inf, row_upper)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = M.indptr.astype(np.int32)
     lp.a_matrix_.index_ = M.indices.astype(np.int32)
     lp.a_matrix_.value_ = M.data.astype(float)
     lp.a_matrix_.num_col_ = ncol
-    lp.a_matrix_.num_row_ = m
+    lp.a_matrix_.num_row_ = M.shape[0]
     h.passModel(lp)
     h.run()
     st = h.getModelStatus()
     if st == highspy.HighsModelStatus.kOptimal:
         sol = np.asarray(h.getSolution().col_value)
         x = sol[:p].copy()
-        x[idx_m] -= sol[p:]
+        x[idx_m] -= sol[p + n_free:]
         return x, "optimal", float(h.getInfo().objective_function_value)
     name = {highspy.HighsModelStatus.kInfeasible: "infeasible",
             highspy.HighsModelStatus.kUnbounded: "unbounded",
             highspy.HighsModelStatus.kUnboundedOrInfeasible: "infeasible"}.get(st, str(st))
     return None, name, np.nan
+
+
+def l1_decode_highs(A, b, lo, hi):
+    """Solve ``min ||x||_1 s.t. A x >= b, lo <= x <= hi`` with HiGHS. Returns ``(x, status, objective)``;
+    status is ``"optimal"``, ``"infeasible"``, ``"unbounded"`` or HiGHS's status text.
+
+    The objective is ``1^T (x+ + x-)``; ``x-`` columns exist only where the box allows negative values, so
+    for images (``lo >= 0``) the LP is ``min 1^T x``."""
+    b = np.asarray(b, dtype=float)
+    return _highs_solve(A, b, np.full(len(b), np.inf), lo, hi)
+
+
+def l1_decode_highs_lowrank(A_sparse, dense, V, b, lo, hi):
+    """The same LP when every row is ``a_i = s_i + V c_i`` with ``s_i`` sparse and ``V`` (p x r) a common
+    basis: with ``z = V^T x`` (r extra free variables and r equality rows) the rows become
+    ``s_i . x + c_i . z >= b_i``, so the matrix holds ``nnz(S) + m r + p r`` entries instead of ``m p``."""
+    b = np.asarray(b, dtype=float)
+    r = V.shape[1]
+    M = sp.vstack([sp.hstack([sp.csr_matrix(A_sparse), sp.csr_matrix(dense)]),
+                   sp.hstack([sp.csr_matrix(V.T), -sp.identity(r, format="csr")])])
+    row_lower = np.concatenate([b, np.zeros(r)])
+    row_upper = np.concatenate([np.full(len(b), np.inf), np.zeros(r)])
+    return _highs_solve(M, row_lower, row_upper, lo, hi, n_free=r)
 
 
 def l1_decode_pulp(A, b, lo, hi):
@@ -186,10 +214,10 @@ def system_with_margin(W, bias, rows, signs, margin):
     return A, b
 
 
-def _decode_chunk(W, bias, path_rows, path_signs, gcodes, lo, hi, margin, solver, progress=False):
+def _decode_chunk(W, bias, path_rows, path_signs, gcodes, lo, hi, margin, solver, progress=False,
+                  structure=None):
     from threadpoolctl import threadpool_limits
 
-    func = _FUNCS[solver]
     n, p = len(gcodes), W.shape[1]
     X = np.empty((n, p))
     status = np.empty(n, dtype=object)
@@ -209,9 +237,15 @@ def _decode_chunk(W, bias, path_rows, path_signs, gcodes, lo, hi, margin, solver
             rows, signs = rows[keep], signs[keep]
             x, st = None, "not solved"
             for mg in ((margin, 0.0) if margin > 0 else (0.0,)):
-                A, b = system_with_margin(W, bias, rows, signs, mg)
+                t = bias[rows]
+                b = signs * t + mg * (1.0 + np.abs(t))
                 try:
-                    x, st, obj = func(A, b, lo, hi)
+                    if solver == "highs-lowrank":
+                        S, coef, V = structure
+                        x, st, obj = l1_decode_highs_lowrank(S[rows].multiply(signs[:, None]),
+                                                             (signs * 1.0)[:, None] * coef[rows], V, b, lo, hi)
+                    else:
+                        x, st, obj = _FUNCS[solver](signs[:, None] * W[rows], b, lo, hi)
                 except (ValueError, RuntimeError, ArithmeticError) as exc:
                     x, st, obj = None, f"error: {exc}", np.nan
                 if x is not None:
@@ -227,27 +261,46 @@ def _decode_chunk(W, bias, path_rows, path_signs, gcodes, lo, hi, margin, solver
     return X, status, objective, used_margin
 
 
+def lowrank_structure(forest, tol=1e-10):
+    """``(S, C, V)`` with ``weights_ = S + C V^T``: ``S`` sparse (CSR), ``V`` an orthonormal basis (p x r) of
+    the span of the HHCART directions, ``C`` (n_rows x r) the coordinates of each row's direction part."""
+    D = forest.directions_
+    beta = forest.dir_coef_
+    S = forest.weights_ - beta[:, None] * D
+    S[np.abs(S) < 1e-13] = 0.0
+    used = beta != 0
+    if used.any():
+        _, sv, Vt = np.linalg.svd(D[used], full_matrices=False)
+        r = int((sv > sv[0] * tol).sum())
+        V = Vt[:r].T
+    else:
+        V = np.zeros((D.shape[1], 0))
+    C = (beta[:, None] * D) @ V
+    return sp.csr_matrix(S), C, V
+
+
 def decode_forest(forest, codes, solver="highs", n_jobs=1, progress=False, margin=None):
     """Decode every code row of a fitted :class:`ObliqueForestEmbedding` (or any object with the same
     arrays) by the l1 LP. Returns ``(X, info)``; ``info`` holds per-sample ``status`` ("optimal" or the
     reason a fallback point — the box point nearest to 0 — was used), ``objective`` (``||x||_1``) and
     ``margin_used``. Samples are decoded in parallel over ``n_jobs`` processes."""
-    if solver not in _FUNCS:
+    if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     g = forest.check_codes(codes)
     lo, hi = forest._box
     margin = forest.margin if margin is None else margin
     args = (forest.weights_, forest.bias_, forest.path_rows_, forest.path_signs_)
+    structure = lowrank_structure(forest) if solver == "highs-lowrank" else None
     n = len(g)
     n_jobs = max(1, min(int(n_jobs or 1), n))
     if n_jobs == 1:
-        parts = [_decode_chunk(*args, g, lo, hi, margin, solver, progress)]
+        parts = [_decode_chunk(*args, g, lo, hi, margin, solver, progress, structure)]
     else:
         from joblib import Parallel, delayed
 
         chunks = np.array_split(np.arange(n), n_jobs)
         parts = Parallel(n_jobs=n_jobs, backend="loky")(
-            delayed(_decode_chunk)(*args, g[c], lo, hi, margin, solver) for c in chunks)
+            delayed(_decode_chunk)(*args, g[c], lo, hi, margin, solver, False, structure) for c in chunks)
     X = np.vstack([q[0] for q in parts])
     info = {"status": np.concatenate([q[1] for q in parts]),
             "objective": np.concatenate([q[2] for q in parts]),

@@ -112,7 +112,7 @@ def trees_curve(Xtr, Xte, n_trees, kinds=("hhcart", "randcart"), shape=None, box
 
 def diabetes_sweeps(Xtr, Xte, base, grid, n_runs=1, random_state=0):
     """Test MSE on diabetes when one parameter varies (``grid`` = {param: values}; ``n_train`` subsamples
-    the training set); the other parameters are those of ``base``. The box is the training range."""
+    the training set); the other parameters are those of ``base`` (which may hold ``box``)."""
     rows = []
     for param, values in grid.items():
         for v in values:
@@ -123,8 +123,7 @@ def diabetes_sweeps(Xtr, Xte, base, grid, n_runs=1, random_state=0):
                     X_fit = Xtr[np.random.default_rng(random_state + r).permutation(len(Xtr))[:v]]
                 else:
                     kw[param] = v
-                box = (X_fit.min(axis=0), X_fit.max(axis=0))
-                f = ObliqueForestEmbedding(box=box, random_state=random_state + r, **kw)
+                f = ObliqueForestEmbedding(random_state=random_state + r, **kw)
                 R, extra = _fit_decode(f, X_fit, Xte)
                 rows.append({"param": param, "value": v, "run": r, "mse": float(mse_rows(Xte, R).mean()), **extra})
     return pd.DataFrame(rows)

@@ -112,7 +112,8 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         ``w.x >= b + margin`` (scaled by ``1 + |b|``) so that a decoded point re-encodes to the same leaves
         despite the LP's feasibility tolerance; a decode that is infeasible with the margin is retried
         without it.
-    solver : {"highs", "highs-lowrank", "pulp", "cvxpy"} — see :mod:`treebook.oblique.decode`.
+    solver : {"highs", "highs-lowrank", "pulp", "cvxpy"} — see :mod:`treebook.oblique.decode`
+        (``"highs-lowrank"`` pays off for HHCART with ``max_features=1``).
     n_jobs : int — processes used by ``inverse_transform``.
     random_state : seed.
     progress : bool — tqdm bars for fitting and decoding.
@@ -153,6 +154,10 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
                 raise ValueError(f"{name} must be in (0, 1], got {v!r}")
         if self.split_rule not in ("best", "mean"):
             raise ValueError(f"split_rule must be 'best' or 'mean', got {self.split_rule!r}")
+        from treebook.oblique.decode import SOLVERS
+
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         if not (self.margin >= 0):
             raise ValueError(f"margin must be >= 0, got {self.margin!r}")
 
@@ -210,12 +215,15 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         W = np.zeros((int(internal.sum()), p))
         Dir = np.zeros((int(internal.sum()), p))
         bias = np.zeros(int(internal.sum()))
+        coef = np.zeros(int(internal.sum()))
         for t, r, feats in zip(trees, roots, subsets):
             loc = np.flatnonzero(t.left >= 0)
             rows = node_row[loc + r]
             W[np.ix_(rows, feats)] = t.weights[loc]
             Dir[np.ix_(rows, feats)] = t.direction[loc]
             bias[rows] = t.bias[loc]
+            if t.dir_coef is not None:
+                coef[rows] = t.dir_coef[loc]
         depth = np.concatenate([t.depth for t in trees])
         max_d = int(depth.max()) if len(depth) else 0
         path_rows = np.full((len(left), max(max_d, 1)), -1, dtype=np.int64)
@@ -233,7 +241,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         self.roots_ = roots
         self.n_nodes_ = sizes
         self.left_, self.right_, self.node_row_ = left, right, node_row
-        self.weights_, self.directions_, self.bias_ = W, Dir, bias
+        self.weights_, self.directions_, self.bias_, self.dir_coef_ = W, Dir, bias, coef
         self.path_rows_, self.path_signs_ = path_rows, path_signs
         self.is_leaf_ = left < 0
 

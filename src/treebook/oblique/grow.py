@@ -40,6 +40,7 @@ class TreeArrays:
     impurity: np.ndarray
     depth: np.ndarray
     direction: np.ndarray = field(default=None)  # (n_nodes, n_features): HHCART direction d (zeros if axis)
+    dir_coef: np.ndarray = field(default=None)  # coefficient beta of d in the node's normal (0 if none)
 
     @property
     def n_nodes(self):
@@ -152,6 +153,7 @@ def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_
         rotation = random_rotation(q, rng)
     max_depth = np.inf if max_depth is None else max_depth
     left, right, W, D, bias, value, nsamp, imp, depth = [], [], [], [], [], [], [], [], []
+    beta = []
 
     def new_node(idx, dep):
         yn = y[idx]
@@ -159,6 +161,7 @@ def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_
         right.append(-1)
         W.append(np.zeros(q))
         D.append(np.zeros(q))
+        beta.append(0.0)
         bias.append(0.0)
         value.append(float(yn.mean()))
         nsamp.append(len(idx))
@@ -216,6 +219,9 @@ def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_
             w = -2.0 * u[jj] * u
             w[jj] += 1.0
             d_used = d
+            # H e_jj = e_jj - 2 u_jj (e_k - d) / ||e_k - d||: the coefficient of d is 2 u_jj / ||e_k - d||
+            k = int(np.argmax(np.abs(d)))
+            beta[node] = 2.0 * u[jj] / np.sqrt(max(2.0 * (1.0 - d[k]), 1e-300))
         # route with the stored hyperplane itself so that training samples and apply() agree exactly
         go_right = Xn @ w >= thr
         if go_right.all() or not go_right.any():
@@ -234,4 +240,5 @@ def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_
     return TreeArrays(
         left=np.array(left, dtype=np.int64), right=np.array(right, dtype=np.int64), weights=np.array(W),
         bias=np.array(bias), value=np.array(value), n_samples=np.array(nsamp, dtype=np.int64),
-        impurity=np.array(imp), depth=np.array(depth, dtype=np.int64), direction=np.array(D))
+        impurity=np.array(imp), depth=np.array(depth, dtype=np.int64), direction=np.array(D),
+        dir_coef=np.array(beta))
