@@ -86,7 +86,8 @@ def peer_run(method: str, X, y, *, max_depth, time_limit) -> dict | None:
                 return None
             from sgtlearn import SGTClassifier
             tao = 10 if method.endswith("TAO") else 0
-            est = SGTClassifier(max_depth=max_depth, random_state=0, tao_n_runs=tao).fit(X, y)
+            # an inner one-feature tree with 4 leaves = a shape function with at most K = 3 breakpoints
+            est = SGTClassifier(max_depth=max_depth, random_state=0, tao_n_runs=tao, inner_max_leaf_nodes=4).fit(X, y)
         else:
             raise ValueError(f"unknown method {method!r}")
     elapsed = time.perf_counter() - t0
