@@ -370,3 +370,17 @@ def test_bad_inputs_raise_value_error(small_forest):
         HHCARTRegressor().fit(X, np.full(len(X), np.inf))
     with pytest.raises(ValueError):
         EForestEmbedding(tree="hhcart").fit(X)
+
+
+def test_sklearn_api_clone_and_params():
+    from sklearn.base import clone
+
+    e = EForestEmbedding(n_estimators=3, point="l1", random_state=1)
+    assert clone(e).get_params() == e.get_params()
+    o = ObliqueForestEmbedding(tree="randcart", n_estimators=4, box=(0, 1), random_state=2)
+    assert clone(o).get_params()["box"] == (0, 1)
+    X = np.random.default_rng(0).uniform(size=(30, 4))
+    Z = o.fit_transform(X)
+    assert Z.shape == (30, 4) and np.issubdtype(Z.dtype, np.integer)
+    with pytest.raises(ValueError, match="solver"):
+        ObliqueForestEmbedding(solver="simplex").fit(X)
