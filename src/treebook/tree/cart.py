@@ -58,6 +58,18 @@ def _resolve_max_features(max_features, p: int) -> int | None:
     return min(int(max_features), p)
 
 
+def _threshold_search(X, stats, features, min_samples_leaf, *, criterion):
+    return best_threshold_split(X, stats, features, criterion, min_samples_leaf)
+
+
+def _class_fractions(onehot):
+    return onehot.sum(axis=0) / onehot.shape[0]
+
+
+def _mean(y):
+    return y.mean(axis=0)
+
+
 class BaseTree(BaseEstimator):
     """Shared behaviour of the fitted tree estimators (``tree_`` is a :class:`Tree`)."""
 
@@ -96,6 +108,18 @@ class BaseTree(BaseEstimator):
         names = feature_names if feature_names is not None else getattr(self, "feature_names_in_", None)
         return plot_tree(self.tree_, ax=ax, feature_names=names, class_names=getattr(self, "classes_", None),
                          **kwargs)
+
+    def _grow(self, X, stats, criterion, leaf_value, node_impurity):
+        """Grow ``tree_`` with the CART threshold search under this estimator's growth parameters."""
+        self.tree_ = grow_tree(
+            X, stats,
+            find_split=partial(_threshold_search, criterion=criterion),
+            leaf_value=leaf_value, node_impurity=node_impurity,
+            max_depth=self.max_depth, min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf, min_impurity_decrease=self.min_impurity_decrease,
+            max_features=_resolve_max_features(self.max_features, X.shape[1]), random_state=self.random_state,
+        )
+        return self
 
     def _record_features(self, X) -> None:
         if hasattr(X, "columns"):
@@ -137,17 +161,8 @@ class CARTClassifier(ClassifierMixin, BaseTree):
         self.n_classes_ = self.classes_.size
         onehot = np.zeros((y_enc.size, self.n_classes_))
         onehot[np.arange(y_enc.size), y_enc] = 1.0
-        crit = self.criterion
-        self.tree_ = grow_tree(
-            X, onehot,
-            find_split=lambda Xn, Sn, feats, msl: best_threshold_split(Xn, Sn, feats, crit, msl),
-            leaf_value=lambda Sn: Sn.sum(axis=0) / Sn.shape[0],
-            node_impurity=partial(node_impurity_classification, criterion=crit),
-            max_depth=self.max_depth, min_samples_split=self.min_samples_split,
-            min_samples_leaf=self.min_samples_leaf, min_impurity_decrease=self.min_impurity_decrease,
-            max_features=_resolve_max_features(self.max_features, X.shape[1]), random_state=self.random_state,
-        )
-        return self
+        return self._grow(X, onehot, self.criterion, _class_fractions,
+                          partial(node_impurity_classification, criterion=self.criterion))
 
     def predict_proba(self, X) -> np.ndarray:
         """Class fractions of the training samples in the leaf each sample reaches."""
@@ -189,16 +204,7 @@ class CARTRegressor(RegressorMixin, BaseTree):
         self.n_features_in_ = X.shape[1]
         self._multi = y.ndim == 2
         y2 = y.reshape(y.shape[0], -1)
-        self.tree_ = grow_tree(
-            X, y2,
-            find_split=lambda Xn, yn, feats, msl: best_threshold_split(Xn, yn, feats, "mse", msl),
-            leaf_value=lambda yn: yn.mean(axis=0),
-            node_impurity=node_impurity_mse,
-            max_depth=self.max_depth, min_samples_split=self.min_samples_split,
-            min_samples_leaf=self.min_samples_leaf, min_impurity_decrease=self.min_impurity_decrease,
-            max_features=_resolve_max_features(self.max_features, X.shape[1]), random_state=self.random_state,
-        )
-        return self
+        return self._grow(X, y2, "mse", _mean, node_impurity_mse)
 
     def predict(self, X) -> np.ndarray:
         X = self._validate_X_predict(X)
