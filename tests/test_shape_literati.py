@@ -175,3 +175,23 @@ def test_estimator_api_and_bad_input():
             LiteratiClassifier(**bad).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :2])
+
+
+def test_warm_start_keeps_the_optimum_and_never_loses_to_k1():
+    rng = np.random.default_rng(21)
+    for _ in range(6):
+        X, y, C = _tiny(rng, n_max=14)
+        opt = exhaustive_optimum(X, y, max_depth=2, max_breakpoints=2, lam=0.5, alpha=0.5, candidates="cart",
+                                 cart_leaves=(6, 4))
+        kw = dict(max_depth=2, lam=0.5, alpha=0.5, cart_leaves=(6, 4), time_limit=30, random_state=0)
+        est = LiteratiClassifier(max_breakpoints=2, warm_start=0.3, **kw).fit(X, y)
+        assert est.proved_optimal_ and est.objective_ == pytest.approx(opt)
+        assert np.all(np.diff(est.trace_[:, 1]) <= 1e-9) and np.all(np.diff(est.trace_[:, 2]) >= -1e-9)
+    # anytime: seeded with the same (deterministic, expansion-limited) K=1 search, K=3 is never worse
+    X = rng.random((500, 4))
+    y = ((X[:, 0] > 0.3) & (X[:, 0] < 0.6)).astype(int) ^ (X[:, 1] > 0.8)
+    k1 = LiteratiClassifier(max_depth=3, max_breakpoints=1, time_limit=60, random_state=0)
+    k1.fit(X, y, max_expansions=60)
+    k3 = LiteratiClassifier(max_depth=3, max_breakpoints=3, time_limit=60, warm_start=0.5, random_state=0)
+    k3.fit(X, y, max_expansions=60)
+    assert k3.objective_ <= k1.objective_ + 1e-9

@@ -569,20 +569,30 @@ class LiteratiSearch:
             s.pend_min = _pending(np.empty(0))
 
     # ----------------------------------------------------------------- main loop
-    def run(self, time_limit=60.0, progress=False, max_expansions=None):
-        """Run AO* until the root is solved (proved optimal), the time limit or an interrupt."""
-        t0 = time.perf_counter()
+    def run(self, time_limit=60.0, progress=False, max_expansions=None, seed_tree=None, time_offset=0.0):
+        """Run AO* until the root is solved (proved optimal), the time limit or an interrupt.
+
+        ``seed_tree`` (a :meth:`tree_spec` of a search over the same candidates, e.g. with ``K = 1``) is
+        inserted into the graph first, so the incumbent starts at least as good as that tree.
+        ``time_offset`` is added to the recorded times (time already spent by a warm start).
+        """
+        t0 = time.perf_counter() - time_offset
         n = self.X.shape[0]
         self.root = root = self._make_data(np.arange(n), self.D, 0)
+        self.interrupted = False
+        if seed_tree is not None and not root.solved:
+            try:
+                self._seed(root, seed_tree)
+            except KeyboardInterrupt:
+                self.interrupted = True
         self.trace = [(time.perf_counter() - t0, root.ub, root.lb, 0)]
         bar = None
         if progress:
             from tqdm.auto import tqdm
             bar = tqdm(desc="Literati", unit="exp")
         last = (root.ub, root.lb)
-        self.interrupted = False
         try:
-            while not root.solved:
+            while not root.solved and not self.interrupted:
                 if time.perf_counter() - t0 > time_limit:
                     break
                 if max_expansions is not None and self.n_expanded >= max_expansions:
@@ -624,6 +634,50 @@ class LiteratiSearch:
         self.elapsed = time.perf_counter() - t0
         self.trace.append((self.elapsed, root.ub, root.lb, self.n_expanded))
         return self
+
+    def _seed(self, node, spec):
+        """Insert the path of a known tree (threshold or shape) into the graph and back up its bounds."""
+        if spec[0] == "leaf" or node.solved:
+            return
+        _, j, thr, _, left, right = spec
+        if not node.expanded:
+            self._expand_data(node)
+        t = node.cands[j]
+        ii = np.searchsorted(t, thr)
+        if np.any(ii >= t.size) or not np.array_equal(t[np.minimum(ii, t.size - 1)], thr) or len(thr) > self.K:
+            return  # not in this search space (different candidates)
+        bps = tuple(int(i) for i in ii)
+        a = next((a for a in node.acts if a.j == j and a.bps[: len(bps)] == bps[: len(a.bps)]
+                  and len(a.bps) <= len(bps)), None)
+        if a is None or a.bps[0] != bps[0]:
+            cnt = node.cnts[j]
+            left_c = cnt[: bps[0] + 1].sum(axis=0)
+            a = self._make_shape(node, j, bps[:1], left_c, cnt.sum(axis=0) - left_c)
+            node.acts.append(a)
+        chain = [a]
+        while len(a.bps) < len(bps) and not a.solved:
+            if not a.expanded:
+                self._expand_shape(a)
+            nxt = next((r for r in a.refs if r.bps == bps[: len(a.bps) + 1]), None)
+            if nxt is None:
+                k = len(a.bps)
+                sub = node.cnts[j][bps[k] + 1:].sum(axis=0)
+                if k % 2 == 0:
+                    L2, R2 = a.cntL - sub, a.cntR + sub
+                else:
+                    L2, R2 = a.cntL + sub, a.cntR - sub
+                nxt = self._make_shape(node, j, bps[: k + 1], L2, R2)
+                a.refs.append(nxt)
+            a = nxt
+            chain.append(a)
+        if not a.solved:
+            if not a.expanded:
+                self._expand_shape(a)
+            self._seed(a.L, left)
+            self._seed(a.R, right)
+        for s in reversed(chain):
+            self._update_shape(s)
+        self._update_data(node)
 
     # ----------------------------------------------------------------- the incumbent tree
     def tree_spec(self):
@@ -704,6 +758,9 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         Solve depth-1 data states exactly by the piecewise dynamic programme (same optimum, faster).
     cache_size : int
         Number of most recent solved states kept in the value cache.
+    warm_start : float
+        For ``max_breakpoints > 1``: share of ``time_limit`` first spent on the ``K = 1`` search, whose tree
+        is inserted into the graph as the first incumbent (0 disables it).
     random_state : int or None
         Seeds the local CART fits (tie breaking).
     progress : bool
@@ -717,7 +774,7 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
 
     def __init__(self, max_depth=3, max_breakpoints=3, lam=0.0, alpha=0.0, time_limit=60.0,
                  candidates="cart", cart_leaves=DEFAULT_CART_LEAVES, heuristic="cart", and_rule="round_robin",
-                 exact_depth1=True, cache_size=10_000, random_state=None, progress=False):
+                 exact_depth1=True, cache_size=10_000, warm_start=0.25, random_state=None, progress=False):
         self.max_depth = max_depth
         self.max_breakpoints = max_breakpoints
         self.lam = lam
@@ -729,6 +786,7 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         self.and_rule = and_rule
         self.exact_depth1 = exact_depth1
         self.cache_size = cache_size
+        self.warm_start = warm_start
         self.random_state = random_state
         self.progress = progress
 
@@ -749,6 +807,8 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
             raise ValueError(f"heuristic must be 'cart', 'admissible', 'impurity' or 'primal'; got {self.heuristic!r}")
         if self.and_rule not in ("round_robin", "worst_primal"):
             raise ValueError(f"and_rule must be 'round_robin' or 'worst_primal'; got {self.and_rule!r}")
+        if not (0 <= self.warm_start < 1):
+            raise ValueError(f"warm_start must be in [0, 1); got {self.warm_start!r}")
         cl = np.atleast_1d(np.asarray(self.cart_leaves))
         if cl.size == 0 or np.any(cl < 2):
             raise ValueError(f"cart_leaves must be a non-empty sequence of ints >= 2; got {self.cart_leaves!r}")
@@ -769,7 +829,26 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
             and_rule=self.and_rule, exact_depth1=self.exact_depth1, cache_size=self.cache_size,
             random_state=0 if rs is None else int(rs) if isinstance(rs, (int, np.integer)) else 0,
         )
-        search.run(time_limit=float(self.time_limit), progress=self.progress, max_expansions=max_expansions)
+        seed_tree, spent, warm = None, 0.0, None
+        if self.warm_start and self.max_breakpoints > 1:
+            # warm start: a K = 1 search on a share of the time; its tree is feasible here (Proposition 3)
+            warm = LiteratiSearch(
+                X, y_enc, self.n_classes_, max_depth=self.max_depth, max_breakpoints=1, lam=self.lam + self.alpha,
+                alpha=0.0, candidates=self.candidates, cart_leaves=tuple(np.atleast_1d(self.cart_leaves)),
+                heuristic=self.heuristic, and_rule=self.and_rule, exact_depth1=self.exact_depth1,
+                cache_size=self.cache_size, random_state=search.random_state,
+            ).run(time_limit=float(self.time_limit) * float(self.warm_start), max_expansions=max_expansions)
+            seed_tree, spent = warm.tree_spec(), warm.elapsed
+        if warm is not None and warm.interrupted:
+            search.run(time_limit=spent, seed_tree=seed_tree, time_offset=spent)
+            search.interrupted = True
+        else:
+            search.run(time_limit=float(self.time_limit), progress=self.progress, max_expansions=max_expansions,
+                       seed_tree=seed_tree, time_offset=spent)
+        if warm is not None:
+            lb0 = min(search.root.err, search.split_cost)  # the root's admissible V, known from the start
+            head = [(t, u, min(lb0, u), e) for t, u, _, e in warm.trace]
+            search.trace = [r for r in head if r[1] >= search.trace[0][1]] + search.trace
         spec = search.tree_spec()
         self.tree_ = spec_to_tree(spec, y_enc, self.n_classes_)
         self.objective_ = float(search.root.ub)
