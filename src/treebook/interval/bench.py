@@ -6,8 +6,9 @@ full scale and writes a JSON.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
-import tracemalloc
 
 import numpy as np
 import pandas as pd
@@ -42,13 +43,12 @@ def intervals_with_limits(n_limits, data="random", y_source=None, random_state=N
 
 
 def solver_timing(n_limits, *, losses=("linear", "squared"), data=("random",), y_source=None, margin=0.0,
-                  repeats=1, memory=False, random_state=None, progress=False):
+                  repeats=1, random_state=None, progress=False):
     """Time one solver sweep for every size in ``n_limits``, loss and data kind.
 
     Returns a DataFrame with columns ``data, loss, n_limits, seconds`` (wall clock, best of ``repeats``),
     ``cpu_seconds`` (CPU time of the process: the one-core cost, robust to a shared machine),
-    ``mean_moves`` and ``max_moves`` (pointer moves per finite limit) and, with ``memory=True``,
-    ``peak_mb`` (peak memory allocated during the sweep, measured by ``tracemalloc``).
+    ``mean_moves`` and ``max_moves`` (pointer moves per finite limit).
     """
     rng = check_random_state(random_state)
     _warm_up()
@@ -71,12 +71,6 @@ def solver_timing(n_limits, *, losses=("linear", "squared"), data=("random",), y
                    "mean_moves": float(res.limit_moves.sum() / limits),
                    "max_moves": int(res.limit_moves.max())}
             del res
-            if memory:
-                tracemalloc.start()
-                res = prefix_solve(y[:, 0], y[:, 1], loss=loss, margin=margin)
-                row["peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
-                tracemalloc.stop()
-                del res
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -137,4 +131,33 @@ def moves_over_orderings(X, y, margins, *, losses=("linear", "squared"), dataset
                                  "direction": direction, "n_limits": limits,
                                  "mean_moves": float(res.limit_moves.sum() / limits),
                                  "max_moves": int(res.limit_moves.max())})
+    return pd.DataFrame(rows)
+
+
+_MEMORY_PROBE = """
+import resource, sys
+import numpy as np
+from treebook.interval import prefix_solve
+from treebook.interval.simulate import random_intervals
+n, loss = int(sys.argv[1]), sys.argv[2]
+prefix_solve(np.array([0.0]), np.array([1.0]), loss=loss)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+y = random_intervals(max(1, int(round(n / 1.6))), random_state=0)
+lo, hi = np.ascontiguousarray(y[:, 0]), np.ascontiguousarray(y[:, 1])
+del y
+res = prefix_solve(lo, hi, loss=loss)
+print(base / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, res.cost.size)
+"""
+
+
+def sweep_peak_memory(n_limits, losses=("linear", "squared")):
+    """Peak resident memory (MB) of a fresh process that draws random intervals with ``n_limits`` limits
+    and runs one sweep; also the resident memory after imports (``base_mb``). Linux ``ru_maxrss``."""
+    rows = []
+    for loss in losses:
+        out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(int(n_limits)), loss],
+                             check=True, capture_output=True, text=True)
+        base, peak, n = out.stdout.split()
+        rows.append({"loss": loss, "n_limits": int(n_limits), "n_intervals": int(n), "base_mb": float(base),
+                     "peak_mb": float(peak)})
     return pd.DataFrame(rows)
