@@ -26,7 +26,7 @@ def main():
     res = {"solver_comparison": solver_comparison(n_images=args.images, n_reference=args.reference_images)}
     cmp_ = res["solver_comparison"]["solvers"]
     if cmp_.get("cvxpy"):
-        res["target_speedup_vs_cvxpy_5x"] = cmp_["cvxpy"]["speedup_of_highs"] >= 5
+        res["target_speedup_vs_cvxpy_5x"] = cmp_["cvxpy"]["time_vs_highs"] >= 5
         res["target_same_optimum_1e-6"] = cmp_["cvxpy"]["max_rel_gap_to_highs"] <= 1e-6
     print(json.dumps(res, indent=2), flush=True)
     if args.full:

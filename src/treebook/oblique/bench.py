@@ -69,8 +69,10 @@ def solver_comparison(n_train=100, n_images=10, n_estimators=300, max_depth=3, m
                       solvers=("highs", "cvxpy", "pulp"), n_reference=None, random_state=0):
     """Seconds per image of each solver on the same LPs, and the largest relative objective gap to HiGHS.
 
-    ``n_reference`` limits how many images the slow reference solvers decode (default all). Solver
-    ``"highs-lowrank"`` is timed including its share of the one-off factorisation of the forest.
+    ``n_reference`` limits how many images the slow reference solvers decode (default all). For
+    ``"highs-lowrank"`` the one-off factorisation of the forest is reported separately (``lowrank_setup_s``).
+    ``time_vs_highs`` is the solver's time per image divided by the plain HiGHS decoder's (the speed-up of
+    ours over it when it is above 1).
     """
     from threadpoolctl import threadpool_limits
 
@@ -84,11 +86,12 @@ def solver_comparison(n_train=100, n_images=10, n_estimators=300, max_depth=3, m
     lo, hi = f._box
     res = {"n_rows": int(systems[0][2].shape[0]), "n_vars": int(systems[0][2].shape[1]), "fit_s": fit_s,
            "nnz_per_lp": float(np.mean([np.count_nonzero(s[2]) for s in systems])), "solvers": {}}
-    structure, struct_s = None, 0.0
+    structure = None
     if "highs-lowrank" in solvers:
         t0 = time.perf_counter()
-        structure = lowrank_structure(f)
-        struct_s = time.perf_counter() - t0
+        with threadpool_limits(1):
+            structure = lowrank_structure(f)
+        res["lowrank_setup_s"] = time.perf_counter() - t0  # once per forest
         res["lowrank_rank"] = int(structure[2].shape[1])
 
     def solve(name, rows, signs, A, b):
@@ -112,14 +115,13 @@ def solver_comparison(n_train=100, n_images=10, n_estimators=300, max_depth=3, m
                 times.append(time.perf_counter() - t0)
                 ob.append(obj if st == "optimal" else np.nan)
         objs[name] = np.array(ob)
-        extra = struct_s / len(systems) if name == "highs-lowrank" else 0.0
-        res["solvers"][name] = {"s_per_image": float(np.mean(times)) + extra, "n_images": k}
+        res["solvers"][name] = {"s_per_image": float(np.mean(times)), "n_images": k}
     ref = objs["highs"]
     for name, ob in objs.items():
         gap = np.abs(ob - ref[:len(ob)]) / np.maximum(1.0, np.abs(ref[:len(ob)]))
         res["solvers"][name]["max_rel_gap_to_highs"] = float(np.nanmax(gap))
         res["solvers"][name]["n_not_optimal"] = int(np.isnan(ob).sum())
-        res["solvers"][name]["speedup_of_highs"] = float(res["solvers"][name]["s_per_image"]
+        res["solvers"][name]["time_vs_highs"] = float(res["solvers"][name]["s_per_image"]
                                                          / res["solvers"]["highs"]["s_per_image"])
     return res
 
