@@ -135,24 +135,36 @@ def moves_over_orderings(X, y, margins, *, losses=("linear", "squared"), dataset
 
 
 _MEMORY_PROBE = """
-import resource, sys
+import sys
 import numpy as np
 from treebook.interval import prefix_solve
 from treebook.interval.simulate import random_intervals
+
+
+def hwm():
+    # peak resident set of this process image (VmHWM, in kB); unlike ru_maxrss it is not inherited
+    # from the parent across fork/exec
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return float(line.split()[1]) / 1024
+
+
 n, loss = int(sys.argv[1]), sys.argv[2]
 prefix_solve(np.array([0.0]), np.array([1.0]), loss=loss)
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = hwm()
 y = random_intervals(max(1, int(round(n / 1.6))), random_state=0)
 lo, hi = np.ascontiguousarray(y[:, 0]), np.ascontiguousarray(y[:, 1])
 del y
 res = prefix_solve(lo, hi, loss=loss)
-print(base / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, res.cost.size)
+print(base, hwm(), res.cost.size)
 """
 
 
 def sweep_peak_memory(n_limits, losses=("linear", "squared")):
     """Peak resident memory (MB) of a fresh process that draws random intervals with ``n_limits`` limits
-    and runs one sweep; also the resident memory after imports (``base_mb``). Linux ``ru_maxrss``."""
+    and runs one sweep; also its peak after imports and compilation (``base_mb``). Linux only
+    (``VmHWM`` of ``/proc/self/status``)."""
     rows = []
     for loss in losses:
         out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(int(n_limits)), loss],
