@@ -9,7 +9,7 @@ def test_notebook_interval(tmp_path):
     assert all(r["checks"].values())
     assert r["checks"]["linear_max_moves_le_1"]
     assert max(row["max_moves"] for row in r["timing"] if row["loss"] == "linear") <= 1
-    nb = r["cv_mean_log10_mse"]["neuroblastoma"]
+    nb = r["cv_log10_mean_mse"]["neuroblastoma"]
     assert set(nb) >= {"MMIT-linear", "MMIT-squared", "L1-Linear", "Interval-CART", "constant"}
     assert min(nb["MMIT-linear"], nb["MMIT-squared"]) < nb["constant"]
     assert any(row["quantity"].startswith("max pointer moves") and row["ours"] == 1 for row in res["scorecard"])
