@@ -3,8 +3,8 @@ Maximum Compatibility Rule (MCR).
 
 A path of axis-parallel splits confines every feature to an interval; MCR intersects the intervals of all
 trees' paths (the maximal-compatible rule) and returns a point of the resulting box. For axis-parallel
-trees with a box ``lo >= 0`` the l1 decoder of OF-AE returns the point of MCR's box nearest to 0 (the objective
-is separable, so each coordinate is the point of its interval nearest to 0), so MCR *is* the l1 decoder there; for
+trees the l1 decoder of OF-AE returns the point of MCR's box nearest to 0 (the objective is separable, so
+each coordinate is the point of its interval nearest to 0), so MCR *is* the l1 decoder there; for
 oblique splits the constraints couple features and no per-feature rule applies.
 """
 
@@ -57,8 +57,8 @@ class EForestEmbedding(ObliqueForestEmbedding):
     (``tree="axis"``), decoded by MCR.
 
     ``point`` chooses the point of the MCR box: ``"l1"`` (the box point nearest to 0, ``clip(0, lower, upper)``:
-    the l1 decode of an axis-parallel code), ``"mid"`` (centre of the box, an infinite end replaced by the
-    other end, 0 if both are infinite).
+    the l1 decode of an axis-parallel code), ``"mid"`` (centre of the MCR box intersected with each
+    feature's training range).
     """
 
     def __init__(self, tree="random", n_estimators=100, max_depth=None, max_samples=1.0, max_features=1.0,
@@ -87,11 +87,15 @@ class EForestEmbedding(ObliqueForestEmbedding):
         if self.point == "l1":
             X = np.minimum(np.maximum(0.0, lower), upper)
         else:
-            # an unbounded end is replaced by the training range, widened if the other end lies beyond it
+            # MCR box intersected with the training range; if that is empty (a sample beyond the training
+            # range), an unbounded end is replaced by the training range, widened past the other end
             lo_r, hi_r = self.feature_range_
+            L = np.maximum(lower, lo_r)
+            U = np.minimum(upper, hi_r)
             span = np.maximum(hi_r - lo_r, 1e-12)
             lo_eff = np.where(np.isfinite(lower), lower, np.minimum(lo_r, upper - span))
             hi_eff = np.where(np.isfinite(upper), upper, np.maximum(hi_r, lower + span))
-            X = 0.5 * (lo_eff + hi_eff)
+            X = np.where(L < U, 0.5 * (L + U),
+                         np.where((L == U) & (L < upper), L, 0.5 * (lo_eff + hi_eff)))
         info = {"lower": lower, "upper": upper, "n_failed": int(np.sum(lower > upper))}
         return (X, info) if return_info else X
