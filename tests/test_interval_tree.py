@@ -170,3 +170,13 @@ def test_predict_checks_features():
     est = MMITRegressor(max_depth=2).fit(X, y)
     with pytest.raises(ValueError):
         est.predict(X[:, :3])
+
+
+def test_fitted_estimators_pickle():
+    import pickle
+
+    X, y, _ = simulated_dataset("sin", n_samples=80, random_state=8)
+    for est in (MMITRegressor(max_depth=3, ccp_alpha=1e-3), MMITForestRegressor(n_estimators=2, random_state=0)):
+        est.fit(X, y)
+        again = pickle.loads(pickle.dumps(est))
+        assert np.array_equal(again.predict(X), est.predict(X))
