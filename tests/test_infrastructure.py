@@ -1,5 +1,6 @@
 """Data checksums, result records, notebook conventions, the sweep and the CLI."""
 
+import ast
 import json
 import shutil
 
@@ -10,7 +11,7 @@ import yaml
 
 from treebook.cli import main as cli_main
 from treebook.datasets import DataError, data_dir, data_file
-from treebook.notebooks import load_profile, project_root, toc_notebooks
+from treebook.notebooks import load_profile, notebook_parameters, project_root, toc_notebooks
 from treebook.results import load_results, save_results, scorecard_row
 from treebook.sweep import expand_grid, run_sweep
 
@@ -68,6 +69,15 @@ def test_notebooks_are_stored_clean_with_a_parameters_cell(path):
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1, f"{path.name} needs exactly one cell tagged 'parameters'"
     assert code[0] is params[0], "the parameters cell must be the first code cell"
+    # plain literals only, every one of them visible to papermill (which sweeps and profiles rely on)
+    tree = ast.parse(params[0].source)
+    names = set()
+    for stmt in tree.body:
+        assert isinstance(stmt, ast.Assign) and len(stmt.targets) == 1, f"{path.name}: not a plain assignment"
+        ast.literal_eval(stmt.value)
+        names.add(stmt.targets[0].id)
+    if path.parent.name == "notebooks":
+        assert set(notebook_parameters(path)) == names, f"papermill cannot parse some parameters of {path.name}"
 
 
 def test_toc_notebooks_exist_and_have_a_notebook_test():
@@ -127,8 +137,6 @@ def test_cli_reports_a_wrong_grid_key(tmp_path, capsys):
 
 
 def test_profiles_override_only_known_parameters():
-    from treebook.notebooks import notebook_parameters
-
     for profile in ("smoke", "paper"):
         for stem, params in load_profile(profile).items():
             known = set(notebook_parameters(stem))
