@@ -52,8 +52,13 @@ _HIGHS_READY = False
 
 
 def _new_highs():
-    """A bare HiGHS instance (the compiled class: no Python callback machinery), single-threaded and silent.
-    HiGHS prints a banner when the first instance of a process is built; it is sent to the null device."""
+    """A bare HiGHS instance (the compiled class: no Python callback machinery), silent.
+    HiGHS prints a banner when the first instance of a process is built; it is sent to the null device.
+
+    The ``threads`` option is left at its default: HiGHS keeps one global thread scheduler per process,
+    and an instance asking for another thread count than the scheduler's (say, after a solve through
+    pulp in the same process) refuses to run. The dual simplex used here is serial anyway; the decoder
+    parallelises over samples with processes."""
     global _HIGHS_READY
     import os
     import sys
@@ -75,7 +80,6 @@ def _new_highs():
     else:
         h = _Highs()
         h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
     return h
 
 
