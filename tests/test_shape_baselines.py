@@ -65,7 +65,9 @@ def test_loader_and_split():
 def test_benchmark_helpers_on_real_data():
     X, y = load_shape_dataset("bank")
     tr, _, _ = paper_split(y, 42)
-    r = literati_run(X[tr], y[tr], max_depth=2, max_breakpoints=2, time_limit=5.0)
+    # the search proves this optimum in about a second; the generous limit absorbs a cold numba cache
+    # and a loaded machine, so the check is about the result, not about the speed
+    r = literati_run(X[tr], y[tr], max_depth=2, max_breakpoints=2, time_limit=120.0)
     c = peer_run("CART", X[tr], y[tr], max_depth=2, time_limit=5.0)
     assert r["proved"] and r["errors"] <= c["errors"]
     assert isinstance(r["estimator"], LiteratiClassifier) and r["time_to_best"] <= r["time"]
