@@ -1,6 +1,6 @@
 """Chapter 3 benchmark: Literati (K = 1, 2, 3) beside CART, ShapeCART and the installed peers.
 
-Protocol of the issue/paper: fold 0 (stratified 70/10/20, seed 42), training errors on the 70 % part,
+Protocol of the paper: fold 0 (stratified 70/10/20, seed 42), training errors on the 70 % part,
 one time limit per run (default 60 s), depths 3 and 4 on rice, bank and raisin; Literati K = 1 also in
 the all-thresholds mode (comparable with ConTree); optionally the peak memory at depth 6 on every shipped
 data set, each in a fresh process.
