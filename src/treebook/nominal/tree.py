@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from treebook.nominal.partitions import MAX_EXHAUSTIVE_VALUES, METHODS, best_partition
 from treebook.tree import BaseTree, Candidate, SubsetSplit, best_threshold_split, grow_tree
-from treebook.tree.criteria import node_impurity_classification
+from treebook.tree.criteria import node_impurity_classification, one_hot
 from treebook.validation import check_classification_targets
 
 __all__ = ["NominalTreeClassifier", "nominal_find_split"]
@@ -212,8 +212,7 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
             if big:
                 raise ValueError(f"splitter='exhaustive' handles at most {MAX_EXHAUSTIVE_VALUES} categories; "
                                  f"features {big} have more")
-        onehot = np.zeros((y_enc.size, self.n_classes_))
-        onehot[np.arange(y_enc.size), y_enc] = 1.0
+        onehot = one_hot(y_enc, self.n_classes_)
         n_codes = np.zeros(self.n_features_in_, dtype=np.int64)
         labels = {}
         for j, cats in self.categories_.items():

@@ -17,7 +17,7 @@ from sklearn.base import ClassifierMixin
 
 from ..tree import Candidate, ShapeSplit, grow_tree
 from ..tree.cart import BaseTree
-from ..tree.criteria import node_impurity_classification
+from ..tree.criteria import node_impurity_classification, one_hot
 from ..validation import check_classification_targets, check_X_y
 from .candidates import cart_candidates
 
@@ -125,8 +125,7 @@ class ShapeCARTClassifier(ClassifierMixin, BaseTree):
         self.classes_, y_enc = check_classification_targets(y)
         self.n_features_in_ = X.shape[1]
         self.n_classes_ = self.classes_.size
-        onehot = np.zeros((y_enc.size, self.n_classes_))
-        onehot[np.arange(y_enc.size), y_enc] = 1.0
+        onehot = one_hot(y_enc, self.n_classes_)
         rs = self.random_state if isinstance(self.random_state, (int, np.integer)) else 0
         find = partial(_find_shape_split, max_breakpoints=int(self.max_breakpoints),
                        n_intervals=int(self.n_intervals), random_state=rs)

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_array, check_classification_targets, check_n_features, check_X_y
-from .criteria import check_criterion, node_impurity_classification, node_impurity_mse
+from .criteria import check_criterion, node_impurity_classification, node_impurity_mse, one_hot
 from .export import export_text, plot_tree
 from .grow import best_threshold_split, grow_tree
 
@@ -159,8 +159,7 @@ class CARTClassifier(ClassifierMixin, BaseTree):
         self.classes_, y_enc = check_classification_targets(y)
         self.n_features_in_ = X.shape[1]
         self.n_classes_ = self.classes_.size
-        onehot = np.zeros((y_enc.size, self.n_classes_))
-        onehot[np.arange(y_enc.size), y_enc] = 1.0
+        onehot = one_hot(y_enc, self.n_classes_)
         return self._grow(X, onehot, self.criterion, _class_fractions,
                           partial(node_impurity_classification, criterion=self.criterion))
 

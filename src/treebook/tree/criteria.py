@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CLASSIFICATION", "REGRESSION", "impurity", "weighted_impurity", "check_criterion"]
+__all__ = ["CLASSIFICATION", "REGRESSION", "check_criterion", "impurity", "one_hot", "weighted_impurity"]
 
 CLASSIFICATION = ("gini", "entropy")
 REGRESSION = ("mse",)
@@ -26,6 +26,15 @@ def check_criterion(criterion: str, allowed=CLASSIFICATION) -> str:
     if criterion not in allowed:
         raise ValueError(f"criterion must be one of {list(allowed)}; got {criterion!r}")
     return criterion
+
+
+def one_hot(y_encoded, n_classes: int) -> np.ndarray:
+    """Indicator matrix (n, n_classes) of class codes ``0..n_classes-1``: the statistics the
+    classification criteria sum over a node."""
+    y_encoded = np.asarray(y_encoded, dtype=np.intp)
+    out = np.zeros((y_encoded.size, n_classes))
+    out[np.arange(y_encoded.size), y_encoded] = 1.0
+    return out
 
 
 def impurity(p, criterion: str = "gini") -> np.ndarray:
