@@ -26,6 +26,11 @@ of a depth-``d`` CART on the state's data), the AND choice alternates round-robi
 children; actions with ``Q(s, a) >= Vbar(s)`` are pruned (dual pruning).  Depth-1 data states are, by
 default, solved exactly on creation by a dynamic programme over pieces
 (:func:`~treebook.shape.candidates.best_shape_1d`), which returns the same value the search would.
+
+With ``K = 1`` over every midpoint (the space of optimal threshold trees), depth-2 data states are solved
+exactly on creation too (:mod:`treebook.shape.depth2`), and the pending thresholds of a data state are
+bounded by *similarity*: a child's optimum is monotone and 1-Lipschitz in its sample set, so the bounds of
+the evaluated thresholds of a feature bound their neighbours' (:class:`_Sim`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from .candidates import (
     errors_of_counts,
     greedy_lookahead_loss,
 )
+from .depth2 import best_depth2_all, sub_orders
 
 __all__ = ["DEFAULT_CART_LEAVES", "LiteratiClassifier", "LiteratiSearch", "spec_objective", "spec_to_tree"]
 
@@ -165,6 +171,79 @@ def _pending(order_q: np.ndarray):
     return np.append(np.minimum.accumulate(order_q[::-1])[::-1], INF)
 
 
+class _Sim:
+    """Pending root thresholds of a ``K = 1`` data state over every midpoint, with similarity bounds.
+
+    The optimum of a child is monotone and 1-Lipschitz in its sample set
+    (:mod:`treebook.shape.depth2`), so the lower bound of any threshold's left (right) child also bounds
+    every threshold further right (left), and, less the number of samples in between, every threshold
+    further left (right).  ``lbL`` / ``lbR`` hold the best known lower bound of each threshold's children
+    (the admissible ``V`` at first, the children's search bounds once materialised); the bound of a pending
+    action is the best one these propagate to it.
+    """
+
+    __slots__ = ("done", "gini", "lbL", "lbR", "min", "nL", "q")
+
+    def __init__(self, nL, lbL, lbR, gini):
+        self.nL = nL  # per feature: samples left of each threshold
+        self.lbL = lbL
+        self.lbR = lbR
+        self.gini = gini
+        self.done = [np.zeros(a.size, dtype=bool) for a in nL]
+        self.q = None
+        self.min = -INF
+
+    def refresh(self, cost, acts):
+        for a in acts:
+            if a.L is not None and a.R is not None:
+                i = a.bps[0]
+                self.lbL[a.j][i] = max(self.lbL[a.j][i], a.L.lb)
+                self.lbR[a.j][i] = max(self.lbR[a.j][i], a.R.lb)
+        self.q, self.min = [], INF
+        for nL, lbL, lbR, done in zip(self.nL, self.lbL, self.lbR, self.done):
+            L = np.maximum(np.maximum.accumulate(lbL), np.maximum.accumulate((lbL - nL)[::-1])[::-1] + nL)
+            R = np.maximum(np.maximum.accumulate(lbR[::-1])[::-1], np.maximum.accumulate(lbR + nL) - nL)
+            q = cost + L + R
+            self.q.append(q)
+            if q.size and not done.all():
+                self.min = min(self.min, float(q[~done].min()))
+        for a in acts:  # a materialised action is bounded by what its neighbours propagate to it too
+            if a.L is None and not a.solved:
+                a.lb = min(max(a.lb, self.q[a.j][a.bps[0]] - cost), a.ub)
+                if a.lb >= a.ub - EPS:
+                    a.solved = True
+
+    def pending(self):
+        return self.min < INF
+
+    def pick(self, ub):
+        """Next threshold ``(j, i)`` to materialise (``None`` when every pending one is pruned): the middle of
+        the gap of done thresholds around the pending threshold of least bound (ties: least Gini impurity),
+        which bisects the gaps as ConTree does while following the bound."""
+        best, key = None, None
+        for j, (q, done, g) in enumerate(zip(self.q, self.done, self.gini)):
+            if done.all():
+                continue
+            qq = np.where(done, INF, q)
+            i = int(np.lexsort((g, qq))[0])
+            if qq[i] >= ub - EPS:
+                done[:] = True  # every pending threshold of this feature is pruned
+                continue
+            if key is None or (qq[i], g[i]) < key:
+                best, key = (j, i), (qq[i], g[i])
+        if best is None:
+            return None
+        j, i = best
+        done = self.done[j]
+        lo = np.flatnonzero(done[:i])
+        hi = np.flatnonzero(done[i + 1:])
+        mid = ((lo[-1] if lo.size else -1) + (i + 1 + hi[0] if hi.size else done.size)) // 2
+        if not done[mid]:
+            i = mid
+        done[i] = True
+        return j, i
+
+
 class LiteratiSearch:
     """The AO* search on one data set (``y`` = class codes ``0..C-1``); see the module docstring.
 
@@ -173,7 +252,7 @@ class LiteratiSearch:
 
     def __init__(self, X, y, n_classes, *, max_depth=3, max_breakpoints=3, lam=0.0, alpha=0.0,
                  candidates="cart", cart_leaves=DEFAULT_CART_LEAVES, heuristic="cart", and_rule="round_robin",
-                 exact_depth1=True, cache_size=10_000, batch=8, random_state=0):
+                 exact_depth1=True, similarity=True, cache_size=10_000, batch=8, random_state=0):
         self.X = np.ascontiguousarray(X, dtype=float)
         self.y = np.asarray(y, dtype=np.int64)
         self.C = int(n_classes)
@@ -187,6 +266,8 @@ class LiteratiSearch:
         self.heuristic = heuristic
         self.and_rule = and_rule
         self.exact_depth1 = bool(exact_depth1)
+        # K = 1 over every midpoint: depth-2 states solved exactly, similarity bounds between thresholds
+        self.sim = bool(similarity) and self.K == 1 and candidates == "all"
         self.cache_size = int(cache_size)
         self.batch = int(batch)
         self.random_state = 0 if random_state is None else int(random_state)
@@ -259,6 +340,10 @@ class LiteratiSearch:
             self._solve_depth1(node, presorted)
             self._remember(node)
             return node
+        if d == 2 and self.sim:
+            self._solve_depth2(node, presorted)
+            self._remember(node)
+            return node
         node.lb = min(err, self.split_cost)
         node.ub = err
         node.ht = self._look(idx, d, counts) if hint is None else hint
@@ -299,6 +384,45 @@ class LiteratiSearch:
             node.best = _Shape(node, bj, bps, bt[bmask].copy(), None, None)
             node.best.solved = True
 
+    def _solve_depth2(self, node, presorted=None):
+        """Exact depth-2 threshold tree (:func:`~treebook.shape.depth2.best_depth2_all`)."""
+        idx = node.idx
+        if presorted is None:
+            Xs, ys, orders = self.X[idx], self.y[idx], None
+        else:
+            Xo, yo, order_o, keep = presorted
+            Xs, ys, orders = Xo[keep], yo[keep], sub_orders(order_o, keep)
+        v, tree, _ = best_depth2_all(Xs, ys, self.C, self.split_cost, orders)
+        node.lb = node.ub = node.ht = min(v, node.err)
+        node.solved = node.expanded = True
+        if tree is None or v >= node.err - EPS:
+            return
+        j, thr, left, right = tree
+        s = _Shape(node, j, (0,), np.array([thr]), None, None)
+        s.solved = True
+        goes_right = self.X[idx, j] > thr
+        s.L, s.R = (self._depth1_leafpair(sub, node.level + 1, split)
+                    for sub, split in ((idx[~goes_right], left), (idx[goes_right], right)))
+        node.best = s
+
+    def _depth1_leafpair(self, idx, level, split):
+        """A solved depth-1 state: a leaf (``split is None``) or the threshold split ``(feature, threshold)``."""
+        c = np.bincount(self.y[idx], minlength=self.C)
+        child = _Data(idx, 1, level, float(idx.size - c.max()), int(np.argmax(c)))
+        child.solved = child.expanded = True
+        value = child.err
+        if split is not None:
+            j, thr = split
+            cs = _Shape(child, j, (0,), np.array([thr]), None, None)
+            cs.solved = True
+            child.best = cs
+            goes_right = self.X[idx, j] > thr
+            value = self.split_cost + sum(
+                float(part.size - np.bincount(self.y[part], minlength=self.C).max())
+                for part in (idx[~goes_right], idx[goes_right]))
+        child.lb = child.ub = child.ht = value
+        return child
+
     def _remember(self, node):
         if node.key is None or self.cache_size <= 0:
             return
@@ -316,13 +440,13 @@ class LiteratiSearch:
         refinable = len(bps) < self.K and bps[-1] < t.size - 1
         s.lb = min(self.alpha if refinable else INF, self._vchild(eL, dch) + self._vchild(eR, dch))
         s.ub = eL + eR
-        if dch == 0 or (dch == 1 and self.exact_depth1):
+        if dch == 0 or (dch == 1 and self.exact_depth1) or (dch == 2 and self.sim):
             # the children are solved on creation (leaves, or the exact depth-1 programme): evaluate the
             # commit now, which makes the bounds of this shape state exact up to its refinements
             right = self._right_mask(owner, j, bps)
             idx = owner.idx
             pL = pR = None
-            if dch == 1 and self.candidates == "all":
+            if (dch == 1 and self.candidates == "all") or (dch == 2 and self.sim):
                 if owner.srt is None:
                     Xo = np.ascontiguousarray(self.X[idx])
                     owner.srt = (Xo, np.ascontiguousarray(self.y[idx]),
@@ -362,17 +486,23 @@ class LiteratiSearch:
         node.cands = [t for t, _ in tp]
         node.pos, node.cnts = [], []
         J, Ic, Q, U, S = [], [], [], [], []
+        simL, simR, simN, simG = [], [], [], []
         dch = node.d - 1
         yi = self.y[idx]
         for j, (t, pos) in enumerate(tp):
             cnt = np.bincount(pos * self.C + yi, minlength=(t.size + 1) * self.C).reshape(-1, self.C)
             node.pos.append(pos)
             node.cnts.append(cnt)
-            if t.size == 0:
-                continue
             left = np.cumsum(cnt, axis=0)[:-1]
             right = cnt.sum(axis=0) - left
             eL, eR = errors_of_counts(left).astype(float), errors_of_counts(right).astype(float)
+            if self.sim:
+                simN.append(left.sum(axis=1).astype(float))
+                simL.append(self._vchild(eL, dch))
+                simR.append(self._vchild(eR, dch))
+                simG.append(_gini_weighted(left) + _gini_weighted(right))
+            if t.size == 0:
+                continue
             refinable = (self.K > 1) & (np.arange(t.size) < t.size - 1)
             v = np.minimum(np.where(refinable, self.alpha, INF), self._vchild(eL, dch) + self._vchild(eR, dch))
             J.append(np.full(t.size, j))
@@ -381,6 +511,16 @@ class LiteratiSearch:
             U.append(self.split_cost + eL + eR)
             S.append(_gini_weighted(left) + _gini_weighted(right))
         node.expanded = True
+        if self.sim:
+            node.pend = _Sim(simN, simL, simR, simG)
+            if J:
+                U = np.concatenate(U)
+                k = int(np.argmin(U))
+                j, i = int(np.concatenate(J)[k]), int(np.concatenate(Ic)[k])
+                node.pend.done[j][i] = True
+                self._add_action(node, j, i)
+            node.pend.refresh(self.split_cost, node.acts)
+            return
         if not J:
             node.pend = (np.empty(0, int), np.empty(0, int), np.empty(0))
             node.pend_min = _pending(np.empty(0))
@@ -394,7 +534,26 @@ class LiteratiSearch:
         node.pend_pos = 0
         self._materialise_data(node, force_first=True)
 
+    def _add_action(self, node, j, i):
+        cnt = node.cnts[j]
+        left = cnt[: i + 1].sum(axis=0)
+        a = self._make_shape(node, j, (i,), left, cnt.sum(axis=0) - left)
+        node.acts.append(a)
+        return a
+
     def _materialise_data(self, node, force_first=False):
+        if self.sim:
+            made = 0
+            while made < self.batch:
+                ji = node.pend.pick(node.ub)
+                if ji is None:
+                    break
+                a = self._add_action(node, *ji)
+                made += 1
+                if self.split_cost + a.ub < node.ub - EPS:
+                    node.ub, node.best = self.split_cost + a.ub, a
+                node.pend.refresh(self.split_cost, [a])
+            return made
         J, Ic, Q = node.pend
         made = 0
         while node.pend_pos < J.size and made < self.batch:
@@ -402,10 +561,7 @@ class LiteratiSearch:
             node.pend_pos += 1
             if Q[k] >= node.ub - EPS and not (force_first and k == 0):
                 continue  # dual pruning before materialisation
-            j, i = int(J[k]), int(Ic[k])
-            cnt = node.cnts[j]
-            left = cnt[: i + 1].sum(axis=0)
-            node.acts.append(self._make_shape(node, j, (i,), left, cnt.sum(axis=0) - left))
+            self._add_action(node, int(J[k]), int(Ic[k]))
             made += 1
         return made
 
@@ -468,10 +624,13 @@ class LiteratiSearch:
                 key = (a.ht, a.lb)
                 if bkey is None or key < bkey:
                     best, bkey = a, key
-            if best is not None or node.pend_pos >= node.pend[0].size or tried:
+            if best is not None or not self._has_pending(node) or tried:
                 return best
             self._materialise_data(node)
             tried = True
+
+    def _has_pending(self, node):
+        return node.pend.pending() if self.sim else node.pend_pos < node.pend[0].size
 
     def _commit_open(self, s):
         return (not s.commit_dead) and not (s.L.solved and s.R.solved)
@@ -511,6 +670,8 @@ class LiteratiSearch:
         if node.solved or not node.expanded:
             return
         c = self.split_cost
+        if self.sim:
+            node.pend.refresh(c, node.acts)
         ub, best = node.err, None
         for a in node.acts:
             if c + a.ub < ub - EPS:
@@ -518,7 +679,7 @@ class LiteratiSearch:
         node.ub, node.best = ub, best
         keep = [a for a in node.acts if a is best or c + a.lb < ub - EPS]
         node.acts = keep
-        lb = min(ub, node.pend_min[node.pend_pos])
+        lb = min(ub, node.pend.min if self.sim else node.pend_min[node.pend_pos])
         ht = INF
         for a in keep:
             if not a.solved or a is best:
@@ -654,6 +815,8 @@ class LiteratiSearch:
             left_c = cnt[: bps[0] + 1].sum(axis=0)
             a = self._make_shape(node, j, bps[:1], left_c, cnt.sum(axis=0) - left_c)
             node.acts.append(a)
+            if self.sim:
+                node.pend.done[j][bps[0]] = True
         chain = [a]
         while len(a.bps) < len(bps) and not a.solved:
             if not a.expanded:
@@ -756,6 +919,11 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         AND choice between the two children of a commit.
     exact_depth1 : bool
         Solve depth-1 data states exactly by the piecewise dynamic programme (same optimum, faster).
+    similarity : bool
+        With ``max_breakpoints=1`` and ``candidates="all"`` (and in the ``K = 1`` warm start of such a
+        search): solve depth-2 data states exactly (:func:`~treebook.shape.depth2.best_depth2_all`) and bound
+        the pending thresholds of a data state by those of its evaluated neighbours (similarity bounds), which
+        order their materialisation by bisection.  Same optimum, far fewer states.
     cache_size : int
         Number of most recent solved states kept in the value cache.
     warm_start : float
@@ -774,7 +942,8 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
 
     def __init__(self, max_depth=3, max_breakpoints=3, lam=0.0, alpha=0.0, time_limit=60.0,
                  candidates="cart", cart_leaves=DEFAULT_CART_LEAVES, heuristic="cart", and_rule="round_robin",
-                 exact_depth1=True, cache_size=10_000, warm_start=0.25, random_state=None, progress=False):
+                 exact_depth1=True, similarity=True, cache_size=10_000, warm_start=0.25, random_state=None,
+                 progress=False):
         self.max_depth = max_depth
         self.max_breakpoints = max_breakpoints
         self.lam = lam
@@ -785,6 +954,7 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         self.heuristic = heuristic
         self.and_rule = and_rule
         self.exact_depth1 = exact_depth1
+        self.similarity = similarity
         self.cache_size = cache_size
         self.warm_start = warm_start
         self.random_state = random_state
@@ -826,8 +996,8 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
             X, y_enc, self.n_classes_, max_depth=self.max_depth, max_breakpoints=self.max_breakpoints,
             lam=self.lam, alpha=self.alpha, candidates=self.candidates,
             cart_leaves=tuple(np.atleast_1d(self.cart_leaves)), heuristic=self.heuristic,
-            and_rule=self.and_rule, exact_depth1=self.exact_depth1, cache_size=self.cache_size,
-            random_state=0 if rs is None else int(rs) if isinstance(rs, (int, np.integer)) else 0,
+            and_rule=self.and_rule, exact_depth1=self.exact_depth1, similarity=self.similarity,
+            cache_size=self.cache_size, random_state=0 if rs is None else int(rs) if isinstance(rs, (int, np.integer)) else 0,
         )
         seed_tree, spent, warm = None, 0.0, None
         if self.warm_start and self.max_breakpoints > 1:
@@ -836,7 +1006,7 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
                 X, y_enc, self.n_classes_, max_depth=self.max_depth, max_breakpoints=1, lam=self.lam + self.alpha,
                 alpha=0.0, candidates=self.candidates, cart_leaves=tuple(np.atleast_1d(self.cart_leaves)),
                 heuristic=self.heuristic, and_rule=self.and_rule, exact_depth1=self.exact_depth1,
-                cache_size=self.cache_size, random_state=search.random_state,
+                similarity=self.similarity, cache_size=self.cache_size, random_state=search.random_state,
             ).run(time_limit=float(self.time_limit) * float(self.warm_start), max_expansions=max_expansions)
             seed_tree, spent = warm.tree_spec(), warm.elapsed
         if warm is not None and warm.interrupted:

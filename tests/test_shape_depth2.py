@@ -1,0 +1,126 @@
+"""The exact depth-2 solver and the similarity bounds of the K = 1 all-thresholds search, against brute force."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treebook.shape import LiteratiSearch, exhaustive_optimum
+from treebook.shape.depth2 import best_depth2_all, depth2_gap_bound, sub_orders
+from treebook.shape.literati import spec_objective
+
+
+def _data(rng, n_lo=2, n_hi=14, p_hi=4, C_hi=4, levels=5):
+    n, p, C = int(rng.integers(n_lo, n_hi)), int(rng.integers(1, p_hi)), int(rng.integers(2, C_hi))
+    X = rng.integers(0, levels, size=(n, p)).astype(float)
+    y = rng.integers(0, C, size=n)
+    return X, y, C
+
+
+def _value_of(tree, X, y, C, cost):
+    """Regularised objective of a ``best_depth2_all`` tree, recomputed from scratch."""
+    def leaf(idx):
+        return idx.size - np.bincount(y[idx], minlength=C).max() if idx.size else 0
+
+    idx = np.arange(y.size)
+    if tree is None:
+        return float(leaf(idx))
+    j, t, left, right = tree
+    total = cost
+    for part, split in ((idx[X[:, j] <= t], left), (idx[X[:, j] > t], right)):
+        if split is None:
+            total += leaf(part)
+        else:
+            jj, tt = split
+            total += cost + leaf(part[X[part, jj] <= tt]) + leaf(part[X[part, jj] > tt])
+    return float(total)
+
+
+def test_depth2_equals_exhaustive_and_its_tree_realises_it():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        X, y, C = _data(rng)
+        cost = float(rng.choice([0.0, 0.5, 1.0, 2.5]))
+        v, tree, _ = best_depth2_all(X, y, C, cost)
+        assert v == pytest.approx(exhaustive_optimum(X, y, max_depth=2, max_breakpoints=1, lam=cost), abs=1e-9)
+        assert _value_of(tree, X, y, C, cost) == pytest.approx(v, abs=1e-9)
+
+
+def test_depth2_upper_bound_only_looks_for_better_trees():
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        X, y, C = _data(rng)
+        v, _, _ = best_depth2_all(X, y, C)
+        ub = float(rng.integers(0, 6))
+        w, tree, _ = best_depth2_all(X, y, C, upper_bound=ub)
+        assert w == pytest.approx(min(v, ub))
+        if v < ub:
+            assert _value_of(tree, X, y, C, 0.0) == pytest.approx(v)
+
+
+def test_similarity_skips_most_root_thresholds_on_real_data():
+    from treebook.datasets.shape_trees import load_shape_dataset
+    X, y = load_shape_dataset("raisin")
+    y = np.unique(y, return_inverse=True)[1]
+    v, tree, n_eval = best_depth2_all(X, y, 2)
+    n_thresholds = sum(np.unique(X[:, j]).size - 1 for j in range(X.shape[1]))
+    assert tree is not None and _value_of(tree, X, y, 2, 0.0) == v
+    assert n_eval < n_thresholds / 5
+
+
+def test_sub_orders_equal_a_fresh_sort():
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 4, size=(40, 3)).astype(float)
+    orders = np.argsort(X, axis=0, kind="stable").T
+    keep = rng.random(40) < 0.5
+    np.testing.assert_array_equal(sub_orders(orders, keep), np.argsort(X[keep], axis=0, kind="stable").T)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_optimum_is_monotone_and_lipschitz_and_the_gap_bound_holds(seed):
+    """OPT of the prefixes of one feature's order: non-decreasing, +1 at most per sample; the gap bound never
+    exceeds the true value of any threshold strictly inside the gap."""
+    rng = np.random.default_rng(seed)
+    X, y, C = _data(rng, n_lo=6, n_hi=16)
+    cost = float(rng.choice([0.0, 1.0]))
+    o = np.argsort(X[:, 0], kind="stable")
+    xs = X[o, 0]
+    B = np.flatnonzero(xs[1:] > xs[:-1]) + 1
+    if B.size < 3:
+        return
+    L = np.array([best_depth2_all(X[o[:b]], y[o[:b]], C, cost)[0] for b in B])
+    R = np.array([best_depth2_all(X[o[b:]], y[o[b:]], C, cost)[0] for b in B])
+    assert np.all(np.diff(L) >= -1e-9) and np.all(np.diff(R) <= 1e-9)
+    assert np.all(np.diff(L) <= np.diff(B) + 1e-9) and np.all(-np.diff(R) <= np.diff(B) + 1e-9)
+    a, b = 0, B.size - 1
+    lb = depth2_gap_bound(B[a], B[b], L[a], R[a], L[b], R[b])
+    assert lb <= (L[1:-1] + R[1:-1]).min() + 1e-9
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_similarity_search_proves_the_exhaustive_optimum(depth):
+    rng = np.random.default_rng(10 + depth)
+    for _ in range(12 if depth == 3 else 30):
+        X, y, C = _data(rng, n_lo=5, n_hi=11 if depth == 3 else 16, p_hi=3, levels=4)
+        lam = float(rng.choice([0.0, 0.5, 2.0]))
+        opt = exhaustive_optimum(X, y, max_depth=depth, max_breakpoints=1, lam=lam)
+        for sim in (True, False):
+            s = LiteratiSearch(X, y, C, max_depth=depth, max_breakpoints=1, lam=lam, candidates="all",
+                               similarity=sim, batch=2).run(time_limit=60)
+            assert s.root.solved and s.root.ub == pytest.approx(opt, abs=1e-9)
+            assert spec_objective(s.tree_spec(), y, C, lam, 0.0) == pytest.approx(opt, abs=1e-9)
+
+
+def test_similarity_depth3_real_data_matches_the_plain_search_and_bounds_are_monotone():
+    """On 50 raisin samples the similarity search and the plain AO* prove the same depth-3 optimum."""
+    from treebook.datasets.shape_trees import load_shape_dataset
+    X, y = load_shape_dataset("raisin")
+    y = np.unique(y, return_inverse=True)[1]
+    idx = np.random.default_rng(0).choice(y.size, 50, replace=False)
+    fast = LiteratiSearch(X[idx], y[idx], 2, max_depth=3, max_breakpoints=1, candidates="all").run(60)
+    slow = LiteratiSearch(X[idx], y[idx], 2, max_depth=3, max_breakpoints=1, candidates="all",
+                          similarity=False).run(120)
+    assert fast.root.solved and slow.root.solved and fast.root.ub == slow.root.ub
+    tr = np.array(fast.trace)
+    assert np.all(np.diff(tr[:, 1]) <= 1e-9) and np.all(np.diff(tr[:, 2]) >= -1e-9) and np.all(tr[:, 2] <= tr[:, 1])
