@@ -11,7 +11,7 @@ import yaml
 
 from treebook.cli import main as cli_main
 from treebook.datasets import DataError, data_dir, data_file
-from treebook.notebooks import load_profile, notebook_parameters, project_root, toc_notebooks
+from treebook.notebooks import load_profile, notebook_parameters, notebook_path, project_root, toc_notebooks
 from treebook.results import load_results, save_results, scorecard_row
 from treebook.sweep import expand_grid, run_sweep
 
@@ -58,7 +58,7 @@ def test_results_records_round_trip(tmp_path):
 
 
 def _notebooks():
-    return sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "book").glob("*.ipynb"))
+    return [p for folder in ("notebooks", "notebooks/sweeps", "book") for p in sorted((ROOT / folder).glob("*.ipynb"))]
 
 
 @pytest.mark.parametrize("path", _notebooks(), ids=lambda p: p.name)
@@ -76,7 +76,7 @@ def test_notebooks_are_stored_clean_with_a_parameters_cell(path):
         assert isinstance(stmt, ast.Assign) and len(stmt.targets) == 1, f"{path.name}: not a plain assignment"
         ast.literal_eval(stmt.value)
         names.add(stmt.targets[0].id)
-    if path.parent.name == "notebooks":
+    if ROOT / "notebooks" in path.parents:
         assert set(notebook_parameters(path)) == names, f"papermill cannot parse some parameters of {path.name}"
 
 
@@ -91,6 +91,17 @@ def test_toc_notebooks_exist_and_have_a_notebook_test():
         prof = load_profile(profile)
         assert set(prof) <= set(stems) | {p.stem for p in (ROOT / "notebooks").glob("*.ipynb")}
     assert set(load_profile("smoke")) >= set(stems), "every book notebook needs smoke parameters"
+
+
+def test_notebook_path_resolves_stems_and_paths_under_notebooks(tmp_path, monkeypatch):
+    point = ROOT / "notebooks" / "sweeps" / "03-shape-search-point.ipynb"
+    assert notebook_path("00-tree-core") == ROOT / "notebooks" / "00-tree-core.ipynb"
+    assert notebook_path("sweeps/03-shape-search-point") == point
+    assert notebook_path("sweeps/03-shape-search-point.ipynb") == point
+    monkeypatch.chdir(tmp_path)  # a relative path that is not a file here is looked up under notebooks/
+    assert notebook_path("notebooks/00-tree-core.ipynb") == ROOT / "notebooks" / "00-tree-core.ipynb"
+    with pytest.raises(FileNotFoundError, match="no notebook 'sweeps/nope'"):
+        notebook_path("sweeps/nope")
 
 
 def test_grid_validation():

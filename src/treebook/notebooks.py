@@ -27,14 +27,16 @@ def project_root() -> Path:
 
 
 def notebook_path(notebook) -> Path:
-    """Resolve a notebook given as a path or as a stem of ``notebooks/<stem>.ipynb``."""
+    """Resolve a notebook given as a path, a stem of ``notebooks/<stem>.ipynb`` or a path under
+    ``notebooks/`` with or without its suffix (``sweeps/03-shape-search-point``)."""
     p = Path(notebook)
     if p.suffix == ".ipynb" and p.is_file():
         return p.resolve()
-    cand = project_root() / "notebooks" / f"{p.stem}.ipynb"
-    if cand.is_file():
-        return cand
-    raise FileNotFoundError(f"no notebook {notebook!r} (looked for {p} and notebooks/{p.stem}.ipynb)")
+    nbdir = project_root() / "notebooks"
+    for cand in (nbdir / p.parent / f"{p.stem}.ipynb", nbdir / f"{p.stem}.ipynb"):
+        if cand.is_file():
+            return cand
+    raise FileNotFoundError(f"no notebook {notebook!r} (looked for {p} and notebooks/{p.parent / p.stem}.ipynb)")
 
 
 def load_profile(profile: str) -> dict:

@@ -1,0 +1,145 @@
+"""The random hyperparameter search of chapter 3's test-accuracy protocol.
+
+The paper's protocol: for each data set and each fold seed of ``FOLD_SEEDS`` (a stratified 70/10/20
+split, :func:`~treebook.datasets.shape_trees.paper_split`), a random search of 200 configurations per
+method within 15 minutes per fold; the configuration with the best validation accuracy is kept and its
+test accuracy is reported.
+
+Here one configuration is one run of the point notebook ``notebooks/sweeps/03-shape-search-point.ipynb``
+(which calls :func:`evaluate_config`); the configurations are the ``random`` form of a sweep grid (see
+:mod:`treebook.sweep`), one block per method so that each method samples only its own parameters; and
+:func:`select_on_validation` and :func:`summarize_selection` turn the sweep's table into the reported
+numbers. :func:`random_search` does all three from Python; ``notebooks/sweeps/03-random-search.yml`` is
+the paper's grid for ``treebook sweep``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from ..datasets.shape_trees import SHAPE_DATASETS, load_shape_dataset, paper_split
+from ..sweep import run_sweep
+from ..tree import CARTClassifier
+from .literati import LiteratiClassifier
+from .shapecart import ShapeCARTClassifier
+
+__all__ = ["METHODS", "PAPER_TIME_LIMIT", "POINT_NOTEBOOK", "evaluate_config", "paper_search_space",
+           "random_search", "search_grid", "select_on_validation", "summarize_selection"]
+
+METHODS = ("CART", "ShapeCART", "Literati")
+#: seconds per Literati configuration: 200 x 4 s = 13.3 min, within the paper's 15 min per fold, leaving
+#: room for loading the data, predicting and the search overshooting its limit a little
+PAPER_TIME_LIMIT = 4.0
+#: the sweep's point notebook (a path under ``notebooks/``)
+POINT_NOTEBOOK = "sweeps/03-shape-search-point"
+_KEYS = ["dataset", "fold_seed", "method"]
+
+
+def paper_search_space() -> dict[str, dict]:
+    """The space each method's configurations are drawn from (sweep specs, see :mod:`treebook.sweep`).
+
+    - ``max_depth``: an integer in 2..6 for every method (the depths of the paper's experiments);
+    - ``max_breakpoints`` ``K``: an integer in 1..3 for ShapeCART and Literati (``K = 1`` is a threshold
+      tree; the paper's shape functions have at most 3 breakpoints);
+    - Literati's penalties, in misclassified training samples: the per-node ``lam`` from
+      ``{0, 0.5, 1, 2, 5, 10, 20, 50}`` and the per-breakpoint ``alpha`` from ``{0, 0.5, 1, 2, 5}``,
+      roughly log-spaced choices that include 0 (no penalty, which a log-uniform draw cannot give).
+
+    CART has 5 distinct configurations and ShapeCART 15, so their blocks yield fewer than 200 (identical
+    configurations are run once); Literati's space has 600, enough for 200 distinct ones.
+    """
+    depth, K = {"int": [2, 6]}, {"int": [1, 3]}
+    return {
+        "CART": {"max_depth": depth},
+        "ShapeCART": {"max_depth": depth, "max_breakpoints": K},
+        "Literati": {"max_depth": depth, "max_breakpoints": K,
+                     "lam": {"choice": [0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]},
+                     "alpha": {"choice": [0.0, 0.5, 1.0, 2.0, 5.0]}},
+    }
+
+
+def evaluate_config(dataset: str, fold_seed: int, method: str, max_depth: int, max_breakpoints: int = 3,
+                    lam: float = 0.0, alpha: float = 0.0, time_limit: float = PAPER_TIME_LIMIT,
+                    candidates: str = "cart") -> dict:
+    """Fit one configuration on a fold's training part; return its accuracies and size.
+
+    ``max_breakpoints`` is used by ShapeCART and Literati, ``lam``, ``alpha``, ``time_limit`` and
+    ``candidates`` by Literati only. Returns ``train_acc``, ``val_acc``, ``test_acc``, ``n_leaves``,
+    ``fit_time`` (seconds) and ``proved`` (Literati proved its tree optimal; ``None`` for the others).
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+    X, y = load_shape_dataset(dataset)
+    tr, va, te = paper_split(y, fold_seed)
+    if method == "CART":
+        est = CARTClassifier(max_depth=max_depth)
+    elif method == "ShapeCART":
+        est = ShapeCARTClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints, random_state=0)
+    else:
+        est = LiteratiClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints, lam=lam, alpha=alpha,
+                                 time_limit=time_limit, candidates=candidates, random_state=0)
+    t0 = time.perf_counter()
+    est.fit(X[tr], y[tr])
+    fit_time = time.perf_counter() - t0
+    return {"train_acc": float(est.score(X[tr], y[tr])), "val_acc": float(est.score(X[va], y[va])),
+            "test_acc": float(est.score(X[te], y[te])), "n_leaves": int(est.tree_.n_leaves),
+            "fit_time": fit_time, "proved": bool(est.proved_optimal_) if method == "Literati" else None}
+
+
+def select_on_validation(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, fold_seed, method), the row with the best validation accuracy.
+
+    Ties go to the tree with fewer leaves, then to the earlier row. Failed runs (``status`` other than
+    ``"ok"``, or no ``val_acc``) are ignored. The rows come back whole, sorted by data set, fold and method;
+    their ``test_acc`` is the reported test accuracy.
+    """
+    if "status" in table:
+        table = table[table["status"] == "ok"]
+    if table.empty:
+        return table.reset_index(drop=True)
+    missing = {*_KEYS, "val_acc", "test_acc", "n_leaves"} - set(table.columns)
+    if missing:
+        raise ValueError(f"the table has no column {sorted(missing)}")
+    table = table.dropna(subset=["val_acc"])
+    ranked = table.assign(_neg_val=-table["val_acc"], _row=np.arange(len(table)))
+    best = ranked.sort_values(["_neg_val", "n_leaves", "_row"]).drop_duplicates(_KEYS)
+    return best.sort_values(_KEYS).drop(columns=["_neg_val", "_row"]).reset_index(drop=True)
+
+
+def summarize_selection(selection: pd.DataFrame) -> pd.DataFrame:
+    """Per method: mean test accuracy (and validation accuracy, leaves) over the data sets and folds."""
+    summary = selection.groupby("method").agg(
+        test_acc=("test_acc", "mean"), val_acc=("val_acc", "mean"), n_leaves=("n_leaves", "mean"),
+        datasets=("dataset", "nunique"), folds=("test_acc", "size"))
+    order = [m for m in METHODS if m in summary.index] + [m for m in summary.index if m not in METHODS]
+    return summary.loc[order]
+
+
+def search_grid(datasets, fold_seeds, n_configs: int = 200, methods=METHODS,
+                time_limit: float = PAPER_TIME_LIMIT, seed: int = 0) -> dict:
+    """The sweep grid of a random search: data sets x fold seeds x one random block per method."""
+    space = paper_search_space()
+    unknown = [m for m in methods if m not in space] + [d for d in datasets if d not in SHAPE_DATASETS]
+    if unknown:
+        raise ValueError(f"unknown method or data set {unknown}; methods: {list(METHODS)}, "
+                         f"data sets: {sorted(SHAPE_DATASETS)}")
+    return {"grid": {"dataset": list(datasets), "fold_seed": [int(s) for s in fold_seeds],
+                     "time_limit": [float(time_limit)]},
+            "random": [{"n": int(n_configs), "seed": int(seed), "fixed": {"method": m}, "space": space[m]}
+                       for m in methods]}
+
+
+def random_search(datasets, fold_seeds, n_configs, methods, time_limit, out, workers=2, seed=0,
+                  scheduler=None, progress=True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run the random search as a sweep of the point notebook; return ``(table, selection)``.
+
+    ``table`` has one row per configuration (see :func:`treebook.sweep.run_sweep`, which also writes it
+    under ``out``), ``selection`` the configuration kept per data set, fold and method
+    (:func:`select_on_validation`). Rerunning with the same ``out`` skips the finished configurations.
+    """
+    grid = search_grid(datasets, fold_seeds, n_configs, methods, time_limit, seed)
+    table = run_sweep(POINT_NOTEBOOK, grid, out, scheduler=scheduler, workers=workers, progress=progress)
+    return table, select_on_validation(table)
