@@ -132,6 +132,8 @@ def test_sweep_on_a_local_cluster(tmp_path):
     assert list(failed.dataset) == ["nope"] and "KeyError" in failed.error.iloc[0]
     assert (out / "results.csv").is_file() and (out / "results.parquet").is_file()
     assert len(list((out / "runs").glob("*/notebook.ipynb"))) == 3
+    # each kernel's own log goes to its run folder, not to the console
+    assert len(list((out / "runs").glob("*/kernel.log"))) == 3
     # a second run skips the finished points: their executed notebooks are not rewritten
     done = {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/result.json")}
     again = run_sweep("00-tree-core", grid, out, base_params=base, workers=1, progress=False)

@@ -14,3 +14,10 @@ def test_notebook_shape(tmp_path):
         assert all(lo <= up + 1e-9 for lo, up in zip(trace["lower"], trace["upper"]))
     assert len(r["ablation"]) == 6 and len(r["compression"]) >= 2
     assert any(row["quantity"].startswith("test accuracy") for row in res["scorecard"])
+    # the random search ran through the sweep, every configuration succeeded
+    assert {row["method"] for row in r["search"]} == {"CART", "ShapeCART", "Literati"}
+    assert all(row["status"] == "ok" and 0 <= row["test_acc"] <= 1 for row in r["search"])
+    # K=1 over every midpoint proves depth 2 and 3 on the smoke sets; the similarity search proves too
+    assert all(row["proved"] for row in r["k1_vs_contree"])
+    assert any(row["similarity"] and row["proved"] for row in r["similarity"])
+    assert any(row["method"].startswith("Literati-all") for row in r["training"])

@@ -170,7 +170,7 @@ def test_estimator_api_and_bad_input():
     with pytest.raises(ValueError):
         LiteratiClassifier().fit(X, y[:10])
     for bad in ({"max_breakpoints": 0}, {"lam": -1.0}, {"candidates": "quantile"}, {"time_limit": 0},
-                {"heuristic": "foo"}, {"and_rule": "bar"}, {"cart_leaves": (1,)}):
+                {"heuristic": "foo"}, {"and_rule": "bar"}, {"cart_leaves": (1,)}, {"similarity": "yes"}):
         with pytest.raises(ValueError):
             LiteratiClassifier(**bad).fit(X, y)
     with pytest.raises(ValueError, match="features"):

@@ -35,6 +35,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import time
 import traceback
 from pathlib import Path
@@ -199,16 +200,24 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str) -> dict:
     (run / "params.json").write_text(json.dumps(params, sort_keys=True, default=str))
     t0 = time.perf_counter()
     status, error = "ok", ""
+    # the kernel process inherits this worker's stderr: send its log to the run folder instead of the
+    # console (or of the notebook that started the cluster)
+    saved = os.dup(2)
     try:
-        papermill.execute_notebook(nb, str(run / "notebook.ipynb"), parameters={**params,
-                                   "result_path": str(result_path)}, cwd=cwd, progress_bar=False,
-                                   kernel_name="python3")
+        with open(run / "kernel.log", "ab") as log:
+            os.dup2(log.fileno(), 2)
+            papermill.execute_notebook(nb, str(run / "notebook.ipynb"), parameters={**params,
+                                       "result_path": str(result_path)}, cwd=cwd, progress_bar=False,
+                                       kernel_name="python3")
         if not result_path.is_file():
             raise RuntimeError("the notebook wrote no result JSON")
     except Exception as exc:  # noqa: BLE001 - any failure of a run is recorded, not raised
         status = "failed"
         error = f"{type(exc).__name__}: {exc}".strip()[:2000]
         (run / "error.txt").write_text(error + "\n\n" + traceback.format_exc())
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
     return {"status": status, "error": error, "seconds": time.perf_counter() - t0}
 
 
@@ -236,7 +245,7 @@ def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = 
     grid : dict or path
         The grid (see :func:`expand_grid`), or a YAML file holding it.
     out : path
-        Output folder: ``runs/<id>/`` per point (executed notebook, params, result or error),
+        Output folder: ``runs/<id>/`` per point (executed notebook, params, kernel log, result or error),
         and ``results.csv`` / ``results.parquet``.
     base_params : dict or path, optional
         Parameters common to every point (a flat mapping, or a profile file such as
@@ -247,7 +256,7 @@ def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = 
         Workers of the ``LocalCluster`` (one thread each).
     """
     from dask.distributed import Client, LocalCluster, as_completed
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     nb = notebook_path(notebook)
     allowed = set(notebook_parameters(nb))

@@ -93,6 +93,16 @@ def depth2_gap_bound(a, b, La, Ra, Lb, Rb) -> float:
 
 
 @njit(cache=True)
+def _split_at(X, y, C, orders, o, b, side, cost, res):
+    """Optimal depth-1 children ``(L, R)`` of the root threshold leaving the first ``b`` samples of order ``o``
+    on the left."""
+    for q in range(o.size):
+        side[o[q]] = 0 if q < b else 1
+    _d1_sides(X, y, C, orders, side, cost, res)
+    return res[0, 0], res[1, 0]
+
+
+@njit(cache=True)
 def _depth2(X, y, C, orders, cost, ub):
     p, m = orders.shape
     cnt = np.zeros(C, dtype=np.int64)
@@ -120,16 +130,10 @@ def _depth2(X, y, C, orders, cost, ub):
             continue
         # evaluate the two extreme thresholds, then bisect the gaps whose similarity bound is below best
         for k in (0, nb - 1):
-            b = B[k]
-            for q in range(m):
-                side[o[q]] = 0 if q < b else 1
-            _d1_sides(X, y, C, orders, side, cost, res)
+            Lv[k], Rv[k] = _split_at(X, y, C, orders, o, B[k], side, cost, res)
             n_eval += 1
-            Lv[k] = res[0, 0]
-            Rv[k] = res[1, 0]
-            v = cost + Lv[k] + Rv[k]
-            if v < best - 1e-9:
-                best, bf, bb = v, f1, b
+            if cost + Lv[k] + Rv[k] < best - 1e-9:
+                best, bf, bb = cost + Lv[k] + Rv[k], f1, B[k]
         top = 0
         if nb > 2:
             stack[0, 0] = 0
@@ -145,16 +149,10 @@ def _depth2(X, y, C, orders, cost, ub):
             if lb >= best - 1e-9:
                 continue
             k = (ka + kb) // 2
-            b = B[k]
-            for q in range(m):
-                side[o[q]] = 0 if q < b else 1
-            _d1_sides(X, y, C, orders, side, cost, res)
+            Lv[k], Rv[k] = _split_at(X, y, C, orders, o, B[k], side, cost, res)
             n_eval += 1
-            Lv[k] = res[0, 0]
-            Rv[k] = res[1, 0]
-            v = cost + Lv[k] + Rv[k]
-            if v < best - 1e-9:
-                best, bf, bb = v, f1, b
+            if cost + Lv[k] + Rv[k] < best - 1e-9:
+                best, bf, bb = cost + Lv[k] + Rv[k], f1, B[k]
             # the gap next to the smaller child sum first (pushed last)
             lo = cost + _gap_bound(float(B[ka]), float(B[k]), Lv[ka], Rv[ka], Lv[k], Rv[k])
             hi = cost + _gap_bound(float(B[k]), float(B[kb]), Lv[k], Rv[k], Lv[kb], Rv[kb])
@@ -170,15 +168,12 @@ def _depth2(X, y, C, orders, cost, ub):
     out[6] = n_eval
     if bf >= 0:
         o = orders[bf]
-        for q in range(m):
-            side[o[q]] = 0 if q < bb else 1
-        _d1_sides(X, y, C, orders, side, cost, res)
+        _split_at(X, y, C, orders, o, bb, side, cost, res)
         out[1] = bf
         out[2] = 0.5 * (X[o[bb - 1], bf] + X[o[bb], bf])
         out[3] = res[0, 1]
         out[4] = res[0, 2]
         out[5] = res[1, 1]
-        # reuse slot 6 for the count of evaluations; the right child's threshold follows
         return out, res[1, 2]
     return out, 0.0
 

@@ -977,6 +977,9 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
             raise ValueError(f"heuristic must be 'cart', 'admissible', 'impurity' or 'primal'; got {self.heuristic!r}")
         if self.and_rule not in ("round_robin", "worst_primal"):
             raise ValueError(f"and_rule must be 'round_robin' or 'worst_primal'; got {self.and_rule!r}")
+        for name in ("exact_depth1", "similarity"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
         if not (0 <= self.warm_start < 1):
             raise ValueError(f"warm_start must be in [0, 1); got {self.warm_start!r}")
         cl = np.atleast_1d(np.asarray(self.cart_leaves))
