@@ -7,6 +7,7 @@ ConTree); optionally the peak memory at depth 6 on every shipped data set, each 
 
     python benchmarks/bench_shape.py --time-limit 60 --out bench_shape.json
     python benchmarks/bench_shape.py --memory --memory-time 60
+    python benchmarks/bench_shape.py --memory --memory-K 1 --memory-candidates all
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ def main(argv=None):
                     help="K of the Literati runs over every midpoint (none to skip them)")
     ap.add_argument("--memory", action="store_true", help="peak memory at depth 6 on every shipped data set")
     ap.add_argument("--memory-time", type=float, default=60.0)
+    ap.add_argument("--memory-K", type=int, default=3, help="K of the memory runs")
+    ap.add_argument("--memory-candidates", choices=["cart", "all"], default="cart")
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     pd.set_option("display.width", 200)
@@ -55,7 +58,7 @@ def main(argv=None):
         ctx = mp.get_context("spawn")
         for name in SHAPE_DATASETS:
             with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
-                r = ex.submit(memory_run, name, 6, 3, args.memory_time).result()
+                r = ex.submit(memory_run, name, 6, args.memory_K, args.memory_time, args.memory_candidates).result()
             print(r, flush=True)
             rows.append(r)
         out["memory"] = rows

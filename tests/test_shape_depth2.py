@@ -124,3 +124,20 @@ def test_similarity_depth3_real_data_matches_the_plain_search_and_bounds_are_mon
     assert fast.root.solved and slow.root.solved and fast.root.ub == slow.root.ub
     tr = np.array(fast.trace)
     assert np.all(np.diff(tr[:, 1]) <= 1e-9) and np.all(np.diff(tr[:, 2]) >= -1e-9) and np.all(tr[:, 2] <= tr[:, 1])
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_all_thresholds_search_starts_from_the_cart_tree(K):
+    """Over every midpoint the greedy CART tree is the first incumbent: even with no expansion the result is
+    never worse than CART, and its trace starts at or below CART's errors."""
+    from treebook.shape import LiteratiClassifier
+    from treebook.tree import CARTClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(int)
+    for D in (2, 3, 4):
+        cart = int(np.sum(CARTClassifier(max_depth=D).fit(X, y).predict(X) != y))
+        est = LiteratiClassifier(max_depth=D, max_breakpoints=K, candidates="all", time_limit=30).fit(
+            X, y, max_expansions=0)
+        assert est.train_errors_ <= cart and est.trace_[0, 1] <= cart

@@ -43,7 +43,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..tree import ShapeSplit, TreeBuilder
-from ..tree.cart import BaseTree
+from ..tree.cart import BaseTree, CARTClassifier
 from ..validation import check_classification_targets, check_X_y
 from .candidates import (
     best_depth1_all,
@@ -860,6 +860,25 @@ class LiteratiSearch:
         return ("split", s.j, s.thr, idx, self._spec(s.L, idx[~right]), self._spec(s.R, idx[right]))
 
 
+def cart_spec(X, y, max_depth):
+    """The greedy CART tree (Gini, depth <= ``max_depth``) as a tree spec for :meth:`LiteratiSearch.run`.
+
+    Its thresholds are midpoints between consecutive distinct values of each node's samples, so it lies in
+    the ``K = 1`` space over every midpoint: inserted as the first incumbent, it makes an all-thresholds
+    search at least as good as CART from its first step.
+    """
+    t = CARTClassifier(max_depth=max_depth).fit(X, y).tree_
+
+    def walk(k):
+        s = t.splits[k]
+        if s is None:
+            return ("leaf", None)
+        return ("split", s.feature, np.array([s.threshold]), None, walk(t.children_left[k]),
+                walk(t.children_right[k]))
+
+    return walk(0)
+
+
 def spec_objective(spec, y, n_classes, lam, alpha):
     """Regularised objective of a tree spec on its training labels (recomputed from scratch)."""
     if spec[0] == "leaf":
@@ -910,7 +929,8 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
     time_limit : float
         Seconds; the best tree found so far is returned when it expires (and on ``KeyboardInterrupt``).
     candidates : {"cart", "all"}
-        Adaptive local-CART thresholds (``cart_leaves[level]`` = ``B_d``) or every midpoint.
+        Adaptive local-CART thresholds (``cart_leaves[level]`` = ``B_d``) or every midpoint; over every
+        midpoint the greedy CART tree is the first incumbent (:func:`cart_spec`).
     cart_leaves : tuple of int
         Leaves of the local CART per level from the root (last entry repeated).
     heuristic : {"cart", "admissible", "impurity", "primal"}
@@ -1002,7 +1022,9 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
             and_rule=self.and_rule, exact_depth1=self.exact_depth1, similarity=self.similarity,
             cache_size=self.cache_size, random_state=0 if rs is None else int(rs) if isinstance(rs, (int, np.integer)) else 0,
         )
-        seed_tree, spent, warm = None, 0.0, None
+        spent, warm = 0.0, None
+        # over every midpoint the greedy CART tree is a K = 1 tree of the search space: the first incumbent
+        seed_tree = cart_spec(X, y_enc, self.max_depth) if self.candidates == "all" and self.max_depth else None
         if self.warm_start and self.max_breakpoints > 1:
             # warm start: a K = 1 search on a share of the time; its tree is feasible here (Proposition 3)
             warm = LiteratiSearch(
@@ -1010,7 +1032,8 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
                 alpha=0.0, candidates=self.candidates, cart_leaves=tuple(np.atleast_1d(self.cart_leaves)),
                 heuristic=self.heuristic, and_rule=self.and_rule, exact_depth1=self.exact_depth1,
                 similarity=self.similarity, cache_size=self.cache_size, random_state=search.random_state,
-            ).run(time_limit=float(self.time_limit) * float(self.warm_start), max_expansions=max_expansions)
+            ).run(time_limit=float(self.time_limit) * float(self.warm_start), max_expansions=max_expansions,
+                  seed_tree=seed_tree)
             seed_tree, spent = warm.tree_spec(), warm.elapsed
         if warm is not None and warm.interrupted:
             search.run(time_limit=spent, seed_tree=seed_tree, time_offset=spent)
