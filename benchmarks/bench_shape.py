@@ -28,7 +28,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", nargs="+", default=["rice", "bank", "raisin"])
     ap.add_argument("--depths", nargs="+", type=int, default=[3, 4])
-    ap.add_argument("--K", nargs="+", type=int, default=[1, 2, 3])
+    ap.add_argument("--K", nargs="*", type=int, default=[1, 2, 3],
+                    help="K of the Literati runs over the local-CART candidates (none to skip them)")
+    ap.add_argument("--no-baselines", action="store_true", help="skip CART, ShapeCART and the peers")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--all-K", nargs="*", type=int, default=[1, 2, 3],
                     help="K of the Literati runs over every midpoint (none to skip them)")
@@ -44,7 +46,8 @@ def main(argv=None):
                               ("SGT-ShapeTAO", "sgtlearn")] if pkg in out["peers"]]
     if not args.memory:
         df = training_benchmark(args.datasets, args.depths, Ks=tuple(args.K), time_limit=args.time_limit,
-                                candidates="cart", peers=tuple(peers), progress=True)
+                                candidates="cart", baselines=() if args.no_baselines else ("CART", "ShapeCART"),
+                                peers=() if args.no_baselines else tuple(peers), progress=True)
         if args.all_K:
             allm = training_benchmark(args.datasets, args.depths, Ks=tuple(args.all_K), time_limit=args.time_limit,
                                       candidates="all", baselines=(), peers=(), progress=True)
