@@ -55,7 +55,7 @@ from .candidates import (
 )
 from .depth2 import best_depth2_all, sub_orders
 
-__all__ = ["DEFAULT_CART_LEAVES", "LiteratiClassifier", "LiteratiSearch", "spec_objective", "spec_to_tree"]
+__all__ = ["DEFAULT_CART_LEAVES", "LiteratiClassifier", "LiteratiSearch", "cart_spec", "spec_objective", "spec_to_tree"]
 
 EPS = 1e-9
 INF = np.inf
