@@ -164,3 +164,37 @@ def test_result_json_schema_of_chapter_0(tmp_path):
     assert json.loads((tmp_path / "00-tree-core.json").read_text()) == res
     for row in res["scorecard"]:
         assert set(row) == {"quantity", "paper", "ours", "difference", "note"}
+
+
+def test_a_kernel_that_dies_at_start_is_started_again(monkeypatch, tmp_path):
+    """A kernel that loses the race for a port dies before any cell runs: that start is retried; a failure
+    inside the notebook is not."""
+    import papermill
+
+    from treebook.notebooks import KERNEL_START_FAILURE, execute_notebook
+
+    calls = []
+
+    def flaky(src, dst, **kwargs):
+        calls.append(src)
+        if len(calls) < 3:
+            raise RuntimeError(KERNEL_START_FAILURE)
+        return "ran"
+
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    monkeypatch.setattr("treebook.notebooks.time.sleep", lambda s: None)
+    assert execute_notebook("a.ipynb", tmp_path / "b.ipynb") == "ran" and len(calls) == 3
+    calls.clear()
+    with pytest.raises(RuntimeError, match="kernel_info"):
+        execute_notebook("a.ipynb", tmp_path / "b.ipynb", attempts=2)
+    assert len(calls) == 2
+
+    def broken(src, dst, **kwargs):
+        calls.append(src)
+        raise RuntimeError("a cell failed")
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", broken)
+    with pytest.raises(RuntimeError, match="a cell failed"):
+        execute_notebook("a.ipynb", tmp_path / "b.ipynb")
+    assert len(calls) == 1

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from .notebooks import load_profile, project_root, toc_notebooks
+from .notebooks import execute_notebook, load_profile, project_root, toc_notebooks
 
 __all__ = ["build_book"]
 
@@ -59,8 +59,6 @@ def _tag_injected(executed: Path) -> None:
 
 
 def _execute(src: Path, dst: Path, params: dict, cwd: Path, key: str, log) -> None:
-    import papermill
-
     stamp = dst.with_suffix(".key")
     if dst.is_file() and stamp.is_file() and stamp.read_text() == key:
         log(f"  {src.name}: unchanged, reusing the executed copy")
@@ -68,8 +66,7 @@ def _execute(src: Path, dst: Path, params: dict, cwd: Path, key: str, log) -> No
     t0 = time.perf_counter()
     log(f"  executing {src.name} ...")
     dst.parent.mkdir(parents=True, exist_ok=True)
-    papermill.execute_notebook(str(src), str(dst), parameters=params, cwd=str(cwd), kernel_name="python3",
-                               progress_bar=False)
+    execute_notebook(src, dst, parameters=params, cwd=str(cwd), kernel_name="python3", progress_bar=False)
     _tag_injected(dst)
     stamp.write_text(key)
     log(f"  {src.name}: {time.perf_counter() - t0:.0f} s")

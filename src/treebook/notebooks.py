@@ -8,13 +8,36 @@ needed); ``smoke`` is what the tests run; ``paper`` is the papers' full protocol
 from __future__ import annotations
 
 import json
+import random
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
 
-__all__ = ["project_root", "notebook_path", "load_profile", "notebook_parameters", "run_notebook",
-           "toc_notebooks"]
+__all__ = ["project_root", "notebook_path", "load_profile", "notebook_parameters", "execute_notebook",
+           "run_notebook", "toc_notebooks"]
+
+#: how jupyter_client reports a kernel that exited before answering its first request
+KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
+
+
+def execute_notebook(src, dst, *, attempts: int = 3, **kwargs):
+    """``papermill.execute_notebook``, started again when the kernel dies before it answers.
+
+    Kernels started at the same moment (a sweep's workers, parallel tests) can race for the same free
+    TCP port, and the loser exits with "Address already in use" before any cell runs; such a start is
+    retried, up to ``attempts`` times in all. Any other error is raised at once.
+    """
+    import papermill
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return papermill.execute_notebook(str(src), str(dst), **kwargs)
+        except RuntimeError as exc:
+            if KERNEL_START_FAILURE not in str(exc) or attempt == attempts:
+                raise
+            time.sleep(0.5 + random.random())
 
 
 def project_root() -> Path:
@@ -88,8 +111,6 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     ``result_path`` inside ``output_dir`` (a temporary folder by default) where the notebook
     writes its JSON record. A failing cell raises papermill's ``PapermillExecutionError``.
     """
-    import papermill
-
     src = notebook_path(stem)
     params = dict(load_profile(profile).get(src.stem, {}))
     params.update(parameters or {})
@@ -98,8 +119,8 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     result_path = out_dir / f"{src.stem}.json"
     params["result_path"] = str(result_path)
     executed = out_dir / f"{src.stem}.ipynb"
-    papermill.execute_notebook(str(src), str(executed), parameters=params, cwd=str(src.parent),
-                               kernel_name=kernel_name, progress_bar=progress)
+    execute_notebook(src, executed, parameters=params, cwd=str(src.parent), kernel_name=kernel_name,
+                     progress_bar=progress)
     if not result_path.is_file():
         raise RuntimeError(f"{src.name} ran but wrote no results to its result_path")
     return executed, json.loads(result_path.read_text())

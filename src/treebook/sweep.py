@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .notebooks import notebook_parameters, notebook_path, project_root
+from .notebooks import execute_notebook, notebook_parameters, notebook_path, project_root
 
 __all__ = ["load_grid", "expand_grid", "run_sweep", "point_id"]
 
@@ -192,8 +192,6 @@ def point_id(params: dict) -> str:
 
 def _run_point(nb: str, run_dir: str, params: dict, cwd: str) -> dict:
     """Execute one point (runs on a Dask worker). Never raises: errors are recorded."""
-    import papermill
-
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
     result_path = run / "result.json"
@@ -206,9 +204,8 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str) -> dict:
     try:
         with open(run / "kernel.log", "ab") as log:
             os.dup2(log.fileno(), 2)
-            papermill.execute_notebook(nb, str(run / "notebook.ipynb"), parameters={**params,
-                                       "result_path": str(result_path)}, cwd=cwd, progress_bar=False,
-                                       kernel_name="python3")
+            execute_notebook(nb, run / "notebook.ipynb", parameters={**params, "result_path": str(result_path)},
+                             cwd=cwd, progress_bar=False, kernel_name="python3")
         if not result_path.is_file():
             raise RuntimeError("the notebook wrote no result JSON")
     except Exception as exc:  # noqa: BLE001 - any failure of a run is recorded, not raised
