@@ -281,47 +281,52 @@ def greedy_lookahead_loss(X: np.ndarray, y: np.ndarray, n_classes: int, depth: i
 
 
 @njit(cache=True)
+def _best_sorted_feature(xs, ys, C, K, alpha):
+    """Best shape function of one feature from its sorted values ``xs`` and their labels ``ys``:
+    ``(loss, breakpoints)``, loss ``1e300`` when the feature has fewer than two distinct values."""
+    m = xs.size
+    M = 1
+    for q in range(1, m):
+        if xs[q] > xs[q - 1]:
+            M += 1
+    if M < 2:
+        return 1e300, np.empty(0)
+    cnt = np.zeros((M, C), dtype=np.int64)
+    uniq = np.empty(M)
+    g = 0
+    uniq[0] = xs[0]
+    cnt[0, ys[0]] += 1
+    for q in range(1, m):
+        if xs[q] > xs[q - 1]:
+            g += 1
+            uniq[g] = xs[q]
+        cnt[g, ys[q]] += 1
+    v, mask = _best_shape_1d(cnt, K, alpha)
+    nb = 0
+    for q in range(M - 1):
+        if mask[q]:
+            nb += 1
+    thr = np.empty(nb)
+    nb = 0
+    for q in range(M - 1):
+        if mask[q]:
+            thr[nb] = 0.5 * (uniq[q] + uniq[q + 1])
+            nb += 1
+    return v, thr
+
+
+@njit(cache=True)
 def _depth1_all(X, y, C, K, alpha):
     n, p = X.shape
     best = 1e300
     best_j = -1
     best_thr = np.empty(0)
-    vals = np.empty(n)
     for j in range(p):
-        for r in range(n):
-            vals[r] = X[r, j]
+        vals = X[:, j].copy()
         order = np.argsort(vals, kind="mergesort")
-        M = 1
-        for q in range(1, n):
-            if vals[order[q]] > vals[order[q - 1]]:
-                M += 1
-        if M < 2:
-            continue
-        cnt = np.zeros((M, C), dtype=np.int64)
-        uniq = np.empty(M)
-        g = 0
-        uniq[0] = vals[order[0]]
-        cnt[0, y[order[0]]] += 1
-        for q in range(1, n):
-            v = vals[order[q]]
-            if v > vals[order[q - 1]]:
-                g += 1
-                uniq[g] = v
-            cnt[g, y[order[q]]] += 1
-        v, mask = _best_shape_1d(cnt, K, alpha)
+        v, thr = _best_sorted_feature(vals[order], y[order], C, K, alpha)
         if v < best:
-            best = v
-            best_j = j
-            nb = 0
-            for q in range(M - 1):
-                if mask[q]:
-                    nb += 1
-            best_thr = np.empty(nb)
-            nb = 0
-            for q in range(M - 1):
-                if mask[q]:
-                    best_thr[nb] = 0.5 * (uniq[q] + uniq[q + 1])
-                    nb += 1
+            best, best_j, best_thr = v, j, thr
     return best, best_j, best_thr
 
 
@@ -347,47 +352,21 @@ def _depth1_presorted(Xo, yo, orders, keep, C, K, alpha):
     for r in range(n):
         if keep[r]:
             m += 1
+    if m < 2:
+        return best, best_j, best_thr
     sel = np.empty(m, dtype=np.int64)
+    xs = np.empty(m)
     for j in range(p):
         w = 0
         for q in range(n):
             r = orders[j, q]
             if keep[r]:
                 sel[w] = r
+                xs[w] = Xo[r, j]
                 w += 1
-        if m < 2:
-            continue
-        M = 1
-        for q in range(1, m):
-            if Xo[sel[q], j] > Xo[sel[q - 1], j]:
-                M += 1
-        if M < 2:
-            continue
-        cnt = np.zeros((M, C), dtype=np.int64)
-        uniq = np.empty(M)
-        g = 0
-        uniq[0] = Xo[sel[0], j]
-        cnt[0, yo[sel[0]]] += 1
-        for q in range(1, m):
-            v = Xo[sel[q], j]
-            if v > Xo[sel[q - 1], j]:
-                g += 1
-                uniq[g] = v
-            cnt[g, yo[sel[q]]] += 1
-        v, mask = _best_shape_1d(cnt, K, alpha)
+        v, thr = _best_sorted_feature(xs, yo[sel], C, K, alpha)
         if v < best:
-            best = v
-            best_j = j
-            nb = 0
-            for q in range(M - 1):
-                if mask[q]:
-                    nb += 1
-            best_thr = np.empty(nb)
-            nb = 0
-            for q in range(M - 1):
-                if mask[q]:
-                    best_thr[nb] = 0.5 * (uniq[q] + uniq[q + 1])
-                    nb += 1
+            best, best_j, best_thr = v, j, thr
     return best, best_j, best_thr
 
 
