@@ -5,21 +5,25 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.treebook-installed
-export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: book test venv clean
+.PHONY: book test venv check-book clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[book,test,dist]'
+	$(BIN)/python -m pip install --quiet -e '.[book,test,dist,compare]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
 
 book: $(STAMP)
 	$(BIN)/treebook book
+
+# Opens every page of the built book in headless Chromium (installed from Debian's packages when
+# absent): fails on a MathJax error, a broken image, raw TeX or a resource loaded from outside.
+check-book: $(STAMP)
+	$(BIN)/python -m treebook.check_book --html _build/html --out _build/screenshots
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

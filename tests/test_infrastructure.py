@@ -5,14 +5,12 @@ import json
 import shutil
 
 import nbformat
-import numpy as np
 import pytest
 import yaml
 
 from treebook.cli import main as cli_main
 from treebook.datasets import DataError, data_dir, data_file
 from treebook.notebooks import load_profile, notebook_parameters, notebook_path, project_root, toc_notebooks
-from treebook.results import load_results, save_results, scorecard_row
 from treebook.sweep import expand_grid, run_sweep
 
 ROOT = project_root()
@@ -43,18 +41,6 @@ def test_corrupted_or_missing_data_is_a_clear_error(tmp_path, monkeypatch):
         data_file("mmit", "neuroblastomaProcessed_features.csv")
     with pytest.raises(DataError, match="not listed"):
         data_file("mmit", "nope.csv")
-
-
-def test_results_records_round_trip(tmp_path):
-    row = scorecard_row("x", 1.5, np.float32(2.0), "note")
-    assert row["difference"] == pytest.approx(0.5)
-    assert scorecard_row("y", None, 3)["difference"] is None
-    rec = save_results(tmp_path / "r.json", {"a": np.arange(3), "b": np.float64(np.inf), "c": {"d": np.bool_(True)}},
-                       [row])
-    back = load_results(tmp_path / "r.json")
-    assert back == rec
-    assert back["results"] == {"a": [0, 1, 2], "b": "inf", "c": {"d": True}}
-    assert save_results(None, {"a": 1})["results"] == {"a": 1}
 
 
 def _notebooks():
@@ -162,8 +148,9 @@ def test_result_json_schema_of_chapter_0(tmp_path):
 
     _, res = run_notebook("00-tree-core", profile="smoke", parameters={"n_repeats": 1}, output_dir=tmp_path)
     assert json.loads((tmp_path / "00-tree-core.json").read_text()) == res
+    assert set(res) == {"results", "scorecard", "slices", "provenance"}
     for row in res["scorecard"]:
-        assert set(row) == {"quantity", "paper", "ours", "difference", "note"}
+        assert set(row) == {"quantity", "paper", "ours", "difference", "tolerance", "verdict", "digits", "note"}
 
 
 def test_a_kernel_that_dies_at_start_is_started_again(monkeypatch, tmp_path):

@@ -1,8 +1,10 @@
+from nbfigures import assert_figures
+
 from treebook.notebooks import run_notebook
 
 
 def test_notebook_nominal(tmp_path):
-    _, res = run_notebook("01-nominal-partitions", profile="smoke", output_dir=tmp_path)
+    executed, res = run_notebook("01-nominal-partitions", profile="smoke", output_dir=tmp_path)
     r = res["results"]
     assert r["hcc_max_ratio_to_opt"] <= 2 + 1e-9
     assert r["win_rtol"] == 1e-9
@@ -16,3 +18,4 @@ def test_notebook_nominal(tmp_path):
     quantities = [row["quantity"] for row in res["scorecard"]]
     assert any(q.startswith("Tables 1-2") for q in quantities)
     assert any(q.startswith("Table 4") for q in quantities)
+    assert_figures(executed, 6)

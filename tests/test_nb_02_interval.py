@@ -1,10 +1,12 @@
 """The chapter 2 notebook runs under the smoke profile and records the paper's checks."""
 
+from nbfigures import assert_figures
+
 from treebook.notebooks import run_notebook
 
 
 def test_notebook_interval(tmp_path):
-    _, res = run_notebook("02-interval-trees", profile="smoke", output_dir=tmp_path)
+    executed, res = run_notebook("02-interval-trees", profile="smoke", output_dir=tmp_path)
     r = res["results"]
     assert all(r["checks"].values())
     assert r["checks"]["linear_max_moves_le_1"]
@@ -13,3 +15,4 @@ def test_notebook_interval(tmp_path):
     assert set(nb) >= {"MMIT-linear", "MMIT-squared", "L1-Linear", "Interval-CART", "constant"}
     assert min(nb["MMIT-linear"], nb["MMIT-squared"]) < nb["constant"]
     assert any(row["quantity"].startswith("max pointer moves") and row["ours"] == 1 for row in res["scorecard"])
+    assert_figures(executed, 6)

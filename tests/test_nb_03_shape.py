@@ -1,8 +1,10 @@
+from nbfigures import assert_figures
+
 from treebook.notebooks import run_notebook
 
 
 def test_notebook_shape(tmp_path):
-    _, res = run_notebook("03-shape-trees", profile="smoke", output_dir=tmp_path)
+    executed, res = run_notebook("03-shape-trees", profile="smoke", output_dir=tmp_path)
     r = res["results"]
     assert r["oracle_all_equal"] and r["oracle_runs"] >= 8
     methods = {row["method"] for row in r["training"]}
@@ -21,3 +23,4 @@ def test_notebook_shape(tmp_path):
     assert all(row["proved"] for row in r["k1_vs_contree"])
     assert any(row["similarity"] and row["proved"] for row in r["similarity"])
     assert any(row["method"].startswith("Literati-all") for row in r["training"])
+    assert_figures(executed, 4)

@@ -6,32 +6,39 @@ the scorecard page last (it gathers the chapters' JSON records), copies MathJax 
 ``django-static-mathjax`` package so that math renders without internet, and runs
 ``jupyter-book build`` with execution turned off (the notebooks are already executed).
 
-An executed notebook is reused when neither it, its parameters nor the package's source changed
-since the last build (a content hash), so rebuilding after an edit of the prose is quick.
+Independent notebooks execute in parallel (``jobs``, one per core by default), the longest first
+(by the previous build's times; on a first build in reverse book order, the later chapters being
+the heavier). An executed notebook is reused when neither it, its parameters, the package's source
+nor the stored paper-scale records changed since the last build (a content hash), so rebuilding
+after an edit of the prose is quick.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import yaml
 
 from .notebooks import execute_notebook, load_profile, project_root, toc_notebooks
 
-__all__ = ["build_book"]
+__all__ = ["build_book", "check_html", "image_outputs"]
 
 
 def _tree_hash(paths) -> str:
     h = hashlib.sha256()
     for p in paths:
         for f in sorted(Path(p).rglob("*")) if Path(p).is_dir() else [Path(p)]:
-            if f.is_file() and f.suffix in {".py", ".ipynb", ".yml", ".yaml"} and "__pycache__" not in f.parts:
+            if f.is_file() and f.suffix in {".py", ".ipynb", ".yml", ".yaml", ".json"} \
+                    and "__pycache__" not in f.parts:
                 h.update(str(f.name).encode())
                 h.update(f.read_bytes())
     return h.hexdigest()
@@ -58,24 +65,54 @@ def _tag_injected(executed: Path) -> None:
     executed.write_text(json.dumps(nb, indent=1))
 
 
-def _execute(src: Path, dst: Path, params: dict, cwd: Path, key: str, log) -> None:
+def _is_current(dst: Path, key: str) -> bool:
     stamp = dst.with_suffix(".key")
-    if dst.is_file() and stamp.is_file() and stamp.read_text() == key:
-        log(f"  {src.name}: unchanged, reusing the executed copy")
-        return
+    return dst.is_file() and stamp.is_file() and stamp.read_text() == key
+
+
+def _execute(src: Path, dst: Path, params: dict, cwd: Path, key: str) -> float:
+    """Execute one notebook into ``dst`` (in a worker process); return its wall seconds."""
     t0 = time.perf_counter()
-    log(f"  executing {src.name} ...")
     dst.parent.mkdir(parents=True, exist_ok=True)
     execute_notebook(src, dst, parameters=params, cwd=str(cwd), kernel_name="python3", progress_bar=False)
     _tag_injected(dst)
-    stamp.write_text(key)
-    log(f"  {src.name}: {time.perf_counter() - t0:.0f} s")
+    dst.with_suffix(".key").write_text(key)
+    return time.perf_counter() - t0
 
 
-def build_book(profile: str = "book", only: list[str] | None = None, log=print) -> Path:
-    """Execute the notebooks and build the HTML book; return the path of ``index.html``."""
-    root = project_root()
-    stage = root / "_build" / "stage"
+def _run_all(tasks: list[tuple], jobs: int, durations: dict, log) -> None:
+    """Execute ``(stem, src, dst, params, cwd, key)`` tasks on ``jobs`` processes, longest first."""
+    todo = [t for t in tasks if not _is_current(t[2], t[5])]
+    for t in tasks:
+        if t not in todo:
+            log(f"  {t[0]}: unchanged, reusing the executed copy")
+    if not todo:
+        return
+    rank = {t[0]: i for i, t in enumerate(tasks)}
+    todo.sort(key=lambda t: (-durations.get(t[0], 0.0), -rank[t[0]]))
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo)))) as pool:
+        futures = {}
+        for t in todo:
+            futures[pool.submit(_execute, t[1], t[2], t[3], t[4], t[5])] = t[0]
+        log(f"  executing {len(todo)} notebook(s) on {min(jobs, len(todo))} process(es): "
+            + ", ".join(t[0] for t in todo))
+        failed = []
+        for done, fut in enumerate(as_completed(futures), 1):
+            stem = futures[fut]
+            try:
+                durations[stem] = fut.result()
+                log(f"  [{done}/{len(todo)}] {stem}: {durations[stem]:.0f} s "
+                    f"(build at {time.perf_counter() - t0:.0f} s)")
+            except Exception as exc:  # report every failing notebook, then fail the build
+                failed.append(stem)
+                log(f"  [{done}/{len(todo)}] {stem}: FAILED: {type(exc).__name__}: {str(exc)[-2000:]}")
+    if failed:
+        raise RuntimeError(f"notebook(s) failed to execute: {', '.join(failed)}")
+
+
+def stage_sources(root: Path, stage: Path) -> None:
+    """Copy the book's configuration, prose pages and the offline MathJax into ``stage``."""
     stage.mkdir(parents=True, exist_ok=True)
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy2(root / name, stage / name)
@@ -90,40 +127,75 @@ def build_book(profile: str = "book", only: list[str] | None = None, log=print) 
             shutil.rmtree(static)
         shutil.copytree(_mathjax_dir(), static / "mathjax")
 
+
+def run_jupyter_book(stage: Path, log_file: Path) -> Path:
+    """``jupyter-book build`` of the staged, executed sources (execution off); return the HTML folder."""
+    cfg = yaml.safe_load((stage / "_config.yml").read_text())
+    if cfg.get("execute", {}).get("execute_notebooks") != "off":
+        raise RuntimeError("_config.yml must set execute.execute_notebooks: 'off' (notebooks run here)")
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage), "--builder", "html"]
+    proc = subprocess.run(cmd, cwd=stage, text=True, capture_output=True)
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log_file.write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        raise RuntimeError(f"jupyter-book build failed (see {log_file})")
+    return stage / "_build" / "html"
+
+
+def build_book(profile: str = "book", only: list[str] | None = None, jobs: int | None = None,
+               log=print) -> Path:
+    """Execute the notebooks (``jobs`` at a time, default: the number of cores) and build the HTML
+    book; return the path of ``index.html``."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1; got {jobs}")
+    root = project_root()
+    stage = root / "_build" / "stage"
+    stage_sources(root, stage)
+
     params_all = load_profile(profile)
-    src_key = _tree_hash([root / "src" / "treebook", root / "notebooks" / "params"])
+    src_key = _tree_hash([root / "src" / "treebook", root / "notebooks" / "params", root / "results"])
     results = stage / "results"
     results.mkdir(exist_ok=True)
+    timings = stage / "durations.json"
+    durations = json.loads(timings.read_text()) if timings.is_file() else {}
     log(f"treebook: executing notebooks ({profile} profile)")
+    tasks = []
     for stem in toc_notebooks():
         src = root / "notebooks" / f"{stem}.ipynb"
         params = dict(params_all.get(stem, {}))
         params["result_path"] = f"../results/{stem}.json"
         key = hashlib.sha256((src_key + src.read_text() + json.dumps(params, sort_keys=True)).encode()).hexdigest()
+        dst = stage / "notebooks" / f"{stem}.ipynb"
         if only and stem not in only:
-            if not (stage / "notebooks" / f"{stem}.ipynb").is_file():
+            if not dst.is_file():
                 raise RuntimeError(f"{stem} has never been executed; build it once without --only")
             continue
-        _execute(src, stage / "notebooks" / f"{stem}.ipynb", params, stage / "notebooks", key, log)
+        tasks.append((stem, src, dst, params, stage / "notebooks", key))
+    try:
+        _run_all(tasks, jobs, durations, log)
+    finally:
+        timings.write_text(json.dumps(durations, indent=1))
 
     scorecard = root / "book" / "scorecard.ipynb"
     if scorecard.is_file():
+        paper_dir = root / "results" / "paper"
         res_key = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(results.glob("*.json")))
+                                 + b"".join(p.read_bytes() for p in sorted(paper_dir.glob("*.json")))
                                  + scorecard.read_bytes()).hexdigest()
-        _execute(scorecard, stage / "book" / "scorecard.ipynb", {"results_dir": "../results"}, stage / "book",
-                 res_key, log)
+        _run_all([("scorecard", scorecard, stage / "book" / "scorecard.ipynb",
+                   {"results_dir": "../results", "paper_dir": "../../../results/paper"}, stage / "book", res_key)],
+                 1, durations, log)
 
-    cfg = yaml.safe_load((stage / "_config.yml").read_text())
-    if cfg.get("execute", {}).get("execute_notebooks") != "off":
-        raise RuntimeError("_config.yml must set execute.execute_notebooks: 'off' (notebooks run here)")
     log("treebook: jupyter-book build")
-    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage), "--builder", "html"]
-    proc = subprocess.run(cmd, cwd=stage, text=True, capture_output=True)
-    (root / "_build").mkdir(exist_ok=True)
-    (root / "_build" / "book-build.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
-        raise RuntimeError("jupyter-book build failed (see _build/book-build.log)")
+    run_jupyter_book(stage, log_file=root / "_build" / "book-build.log")
+    pages = {f"notebooks/{stem}": stage / "notebooks" / f"{stem}.ipynb" for stem in toc_notebooks()}
+    if scorecard.is_file():
+        pages["book/scorecard"] = stage / "book" / "scorecard.ipynb"
+    problems = check_html(stage / "_build" / "html", pages)
+    if problems:
+        raise RuntimeError("the built book lost what its notebooks computed:\n  " + "\n  ".join(problems))
     html = root / "_build" / "html"
     if html.exists():
         shutil.rmtree(html)
@@ -131,3 +203,43 @@ def build_book(profile: str = "book", only: list[str] | None = None, log=print) 
     index = html / "index.html"
     log(f"treebook: book written to {index.relative_to(root)}")
     return index
+
+
+def image_outputs(executed) -> int:
+    """Number of image outputs (PNG, SVG, JPEG) in an executed notebook."""
+    nb = json.loads(Path(executed).read_text())
+    kinds = ("image/png", "image/svg+xml", "image/jpeg")
+    return sum(any(k.endswith(kinds) for k in out.get("data", {}))
+               for cell in nb.get("cells", []) for out in cell.get("outputs", []))
+
+
+_EXTERNAL = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=["']((?:https?:)?//[^"']+)""", re.I)
+
+
+def check_html(html_dir, executed: dict) -> list[str]:
+    """What the built HTML lost: a chapter page with fewer ``<img>`` than its notebook has image
+    outputs, fewer figure captions than it declares, or any page that loads a resource from outside
+    the build (the book must work offline). ``executed`` maps a page (its path in the book without
+    ``.html``, e.g. ``notebooks/00-tree-core``) to its executed notebook."""
+    html_dir = Path(html_dir)
+    problems = []
+    for stem, path in executed.items():
+        page = html_dir / f"{stem}.html"
+        if not page.is_file():
+            problems.append(f"{stem}: no page {page.name}")
+            continue
+        text = page.read_text(errors="replace")
+        main = text[text.find("<main"):] if "<main" in text else text
+        imgs, want = len(re.findall(r"<img\b", main)), image_outputs(path)
+        if imgs < want:
+            problems.append(f"{stem}: {imgs} <img> on the page, {want} image outputs in the notebook")
+        nb = json.loads(Path(path).read_text())
+        captions = sum(bool(c.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption"))
+                       for c in nb.get("cells", []))
+        shown = len(re.findall(r"<figcaption\b", main))
+        if shown < captions:
+            problems.append(f"{stem}: {shown} figure captions on the page, {captions} declared")
+    for page in sorted(html_dir.rglob("*.html")):
+        for url in _EXTERNAL.findall(page.read_text(errors="replace")):
+            problems.append(f"{page.relative_to(html_dir)}: loads {url} from outside the build")
+    return problems

@@ -1,4 +1,5 @@
-"""The ``treebook`` command: build the book, run a notebook under a profile, run a sweep."""
+"""The ``treebook`` command: build the book, run a notebook under a profile, store a paper-scale
+record, run a sweep, check the built book in a browser."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("book", help="execute the notebooks and build the HTML book")
     b.add_argument("--only", nargs="*", help="re-execute only these notebook stems")
+    b.add_argument("--jobs", type=int, default=None, help="notebooks executed at once (default: the cores)")
 
     r = sub.add_parser("run", help="execute one notebook under a parameter profile")
     r.add_argument("notebook", help="notebook stem or path")
@@ -21,6 +23,16 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=None, help="folder for the executed notebook and its JSON")
     r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="override a parameter (VALUE is parsed as YAML)")
+    r.add_argument("--store", action="store_true",
+                   help="store the record under results/paper/ (a paper-scale record, with its provenance)")
+
+    st = sub.add_parser("store", help="store a run's JSON record under results/paper/<notebook>.json")
+    st.add_argument("record", help="the JSON record written by `treebook run`")
+    st.add_argument("--stem", default=None, help="notebook stem (default: the record's file name)")
+
+    c = sub.add_parser("check-book", help="open every page of the built book in headless Chromium")
+    c.add_argument("--html", default="_build/html")
+    c.add_argument("--out", default="_build/screenshots")
 
     s = sub.add_parser("sweep", help="run a notebook over a parameter grid on Dask")
     s.add_argument("notebook", help="notebook stem or path")
@@ -38,7 +50,7 @@ def main(argv=None) -> int:
     if args.command == "book":
         from .book import build_book
 
-        build_book(only=args.only)
+        build_book(only=args.only, jobs=args.jobs)
     elif args.command == "run":
         import yaml
 
@@ -49,7 +61,23 @@ def main(argv=None) -> int:
                                  output_dir=args.out, progress=True)
         print(f"executed: {path}")
         for row in res.get("scorecard", []):
-            print(f"  {row['quantity']}: paper {row['paper']}  ours {row['ours']}")
+            print(f"  {row['quantity']}: paper {row['paper']}  ours {row['ours']}  [{row.get('verdict')}]")
+        if args.store:
+            from .results import store_record
+
+            print(f"stored: {store_record(path.with_suffix('.json'))}")
+    elif args.command == "store":
+        from .results import store_record
+
+        try:
+            print(f"stored: {store_record(args.record, stem=args.stem)}")
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"treebook store: {exc}", file=sys.stderr)
+            return 2
+    elif args.command == "check-book":
+        from .check_book import check_book
+
+        return 1 if check_book(args.html, args.out) else 0
     elif args.command == "sweep":
         from .sweep import run_sweep
 

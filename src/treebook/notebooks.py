@@ -8,7 +8,9 @@ needed); ``smoke`` is what the tests run; ``paper`` is the papers' full protocol
 from __future__ import annotations
 
 import json
+import os
 import random
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -28,8 +30,16 @@ def execute_notebook(src, dst, *, attempts: int = 3, **kwargs):
     Kernels started at the same moment (a sweep's workers, parallel tests) can race for the same free
     TCP port, and the loser exits with "Address already in use" before any cell runs; such a start is
     retried, up to ``attempts`` times in all. Any other error is raised at once.
+
+    The kernel inherits this process's environment. A non-interactive matplotlib backend named there
+    (headless scripts and CI often choose one through ``MPLBACKEND``) would make every ``plt.show()``
+    draw nothing, so it is dropped and the kernel keeps its inline backend: figures reach the
+    executed notebook.
     """
     import papermill
+
+    if os.environ.get("MPLBACKEND", "").lower() in {"agg", "pdf", "ps", "svg", "cairo", "template"}:
+        del os.environ["MPLBACKEND"]
 
     for attempt in range(1, attempts + 1):
         try:
@@ -110,7 +120,11 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     The parameters are the profile's for this notebook, updated with ``parameters``, plus a
     ``result_path`` inside ``output_dir`` (a temporary folder by default) where the notebook
     writes its JSON record. A failing cell raises papermill's ``PapermillExecutionError``.
+    The record gains a ``provenance`` entry (commit, date, profile, parameters, CPU model and count,
+    wall and CPU seconds of the run; see :func:`treebook.results.provenance`).
     """
+    from .results import provenance
+
     src = notebook_path(stem)
     params = dict(load_profile(profile).get(src.stem, {}))
     params.update(parameters or {})
@@ -119,8 +133,21 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     result_path = out_dir / f"{src.stem}.json"
     params["result_path"] = str(result_path)
     executed = out_dir / f"{src.stem}.ipynb"
+    t0, r0 = time.perf_counter(), _cpu_seconds()
     execute_notebook(src, executed, parameters=params, cwd=str(src.parent), kernel_name=kernel_name,
                      progress_bar=progress)
+    wall, cpu = time.perf_counter() - t0, _cpu_seconds() - r0
     if not result_path.is_file():
         raise RuntimeError(f"{src.name} ran but wrote no results to its result_path")
-    return executed, json.loads(result_path.read_text())
+    record = json.loads(result_path.read_text())
+    record["provenance"] = provenance(profile, params, wall, cpu)
+    tmp = result_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=2, allow_nan=False))
+    os.replace(tmp, result_path)
+    return executed, record
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its finished children (the kernel, once it has exited)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime

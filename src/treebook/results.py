@@ -1,19 +1,53 @@
-"""The small JSON record each chapter notebook writes (its ``result_path`` parameter).
+"""The JSON record each chapter notebook writes (its ``result_path`` parameter), and stored records.
 
-A record has two parts: ``results``, the chapter's key numbers (free-form, JSON-able), and
-``scorecard``, rows of "paper's value — ours — difference" that the book's scorecard page gathers
-from every chapter.
+A record has three parts: ``results``, the chapter's key numbers (free-form, JSON-able);
+``scorecard``, rows of "paper's value — ours — verdict" that the book's scorecard page gathers from
+every chapter; and ``slices``, small deterministic pieces of the computation (one table cell, one
+fold, one configuration) with the value the run obtained, which a test recomputes to check that a
+stored record still reproduces.
+
+Every scorecard row carries a **verdict**, one of :data:`VERDICTS`:
+
+``agrees``
+    ours is within the row's stated ``tolerance`` of the paper's value (or, for a qualitative claim,
+    the claim holds in the run);
+``differs: scale``
+    a run smaller than the paper's (fewer tables, folds, seconds); the paper-scale record agrees or
+    has not been run;
+``differs: protocol``
+    a named deviation from the paper's protocol (the row's note names it);
+``differs: unexplained``
+    a difference we cannot account for.
+
+With a ``tolerance`` the numbers decide: within it the row ``agrees``, outside it the row takes the
+``verdict`` given for that case (``differs: unexplained`` by default); a row claiming ``agrees``
+against its own tolerance is an error. A row without numbers to compare must name its verdict.
+
+Paper-scale runs are kept in the repository as ``results/paper/<notebook stem>.json``:
+:func:`store_record` adds their provenance (commit, date, profile, parameters, CPU, wall and CPU
+seconds) and :func:`stored_record` reads them back for the chapters and the scorecard.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import importlib
 import json
 import math
+import os
+import platform
+import subprocess
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["to_jsonable", "save_results", "load_results", "scorecard_row"]
+__all__ = ["VERDICTS", "to_jsonable", "scorecard_row", "check_verdicts", "paper_digits", "record_slice",
+           "recompute_slice", "save_results", "load_results", "provenance", "store_record", "stored_record",
+           "stored_records_dir", "paper_scale_value", "scorecard_frame"]
+
+#: the verdicts a scorecard row may carry
+VERDICTS = ("agrees", "differs: scale", "differs: protocol", "differs: unexplained")
 
 
 def to_jsonable(obj):
@@ -38,24 +72,212 @@ def to_jsonable(obj):
     return obj
 
 
-def scorecard_row(quantity: str, paper, ours, note: str = "") -> dict:
-    """One scorecard row; ``difference`` is ``ours - paper`` when both are numbers."""
-    diff = None
-    if isinstance(paper, (int, float, np.number)) and isinstance(ours, (int, float, np.number)):
-        diff = float(ours) - float(paper)
-    return to_jsonable({"quantity": quantity, "paper": paper, "ours": ours, "difference": diff, "note": note})
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_)) and math.isfinite(float(x))
 
 
-def save_results(result_path, results: dict, scorecard: list[dict] | None = None) -> dict:
-    """Write ``{"results": ..., "scorecard": [...]}`` to ``result_path`` (if not None) and return it."""
-    record = {"results": to_jsonable(results), "scorecard": to_jsonable(scorecard or [])}
+def paper_digits(paper) -> int | None:
+    """Decimals the paper reports for ``paper`` (from its shortest repr): 29.5 -> 1, 0.38 -> 2, 3 -> 0."""
+    if isinstance(paper, (int, np.integer)) and not isinstance(paper, bool):
+        return 0
+    if not _is_number(paper):
+        return None
+    text = repr(float(paper))
+    if "e" in text:
+        return None
+    frac = text.split(".")[1].rstrip("0")
+    return min(len(frac), 4)
+
+
+def scorecard_row(quantity: str, paper, ours, note: str = "", *, tolerance: float | None = None,
+                  verdict: str | None = None, digits: int | None = None) -> dict:
+    """One scorecard row with its verdict.
+
+    ``tolerance`` (absolute, in the quantity's units) makes the numbers decide the verdict:
+    ``agrees`` when ``|ours - paper| <= tolerance``, otherwise ``verdict`` (default
+    ``"differs: unexplained"``). Without a tolerance ``verdict`` is required. ``digits`` is the
+    precision the paper reports (inferred from its value when omitted); the scorecard rounds both
+    numbers to it. ``difference`` is ``ours - paper`` when both are numbers.
+    """
+    if verdict is not None and verdict not in VERDICTS:
+        raise ValueError(f"scorecard row {quantity!r}: verdict must be one of {VERDICTS}; got {verdict!r}")
+    numeric = _is_number(paper) and _is_number(ours)
+    diff = float(ours) - float(paper) if numeric else None
+    if tolerance is not None:
+        if not numeric:
+            raise ValueError(f"scorecard row {quantity!r}: a tolerance needs numbers for paper and ours "
+                             f"(got {paper!r}, {ours!r})")
+        if not (math.isfinite(tolerance) and tolerance >= 0):
+            raise ValueError(f"scorecard row {quantity!r}: tolerance must be finite and >= 0; got {tolerance!r}")
+        if abs(diff) <= tolerance + 1e-12 * max(1.0, abs(float(paper))):
+            verdict = "agrees"
+        elif verdict == "agrees":
+            raise ValueError(f"scorecard row {quantity!r}: |ours - paper| = {abs(diff):g} exceeds the "
+                             f"tolerance {tolerance:g}, so the row cannot agree")
+        else:
+            verdict = verdict or "differs: unexplained"
+    elif verdict is None:
+        raise ValueError(f"scorecard row {quantity!r} needs a verdict (one of {VERDICTS}) or a tolerance")
+    if verdict == "differs: protocol" and not note.strip():
+        raise ValueError(f"scorecard row {quantity!r}: 'differs: protocol' needs a note naming the deviation")
+    if digits is None:
+        digits = paper_digits(paper)
+    return to_jsonable({"quantity": quantity, "paper": paper, "ours": ours, "difference": diff,
+                        "tolerance": tolerance, "verdict": verdict, "digits": digits, "note": note})
+
+
+def check_verdicts(rows, where: str = "scorecard") -> None:
+    """Raise ``ValueError`` naming every row of ``rows`` that has no valid verdict."""
+    bad = [r.get("quantity", "?") for r in rows if r.get("verdict") not in VERDICTS]
+    if bad:
+        raise ValueError(f"{where}: {len(bad)} row(s) without a valid verdict: {bad[:5]}")
+
+
+def record_slice(function, kwargs: dict, value, label: str = "") -> dict:
+    """A deterministic piece of a run: ``function(**kwargs)`` returned ``value``.
+
+    ``function`` is a module-level callable of treebook (or its ``"module:qualname"``); a test
+    recomputes the slices of every stored record (:func:`recompute_slice`) and compares exactly.
+    """
+    name = function if isinstance(function, str) else f"{function.__module__}:{function.__qualname__}"
+    mod, _, qual = name.partition(":")
+    if not mod.startswith("treebook") or not qual:
+        raise ValueError(f"a slice function must be a treebook module-level callable; got {name!r}")
+    return to_jsonable({"function": name, "kwargs": kwargs, "value": value, "label": label})
+
+
+def recompute_slice(entry: dict):
+    """Call a slice's function with its keyword arguments and return its value (JSON-able)."""
+    mod, _, qual = entry["function"].partition(":")
+    obj = importlib.import_module(mod)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return to_jsonable(obj(**entry["kwargs"]))
+
+
+def _write_json_atomic(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(data, indent=2, allow_nan=False))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_results(result_path, results: dict, scorecard: list[dict] | None = None,
+                 slices: list[dict] | None = None) -> dict:
+    """Write ``{"results", "scorecard", "slices"}`` to ``result_path`` (if not None) and return it.
+
+    Every scorecard row must carry a verdict (see :func:`scorecard_row`).
+    """
+    scorecard = to_jsonable(scorecard or [])
+    check_verdicts(scorecard, where=str(result_path or "record"))
+    record = {"results": to_jsonable(results), "scorecard": scorecard, "slices": to_jsonable(slices or [])}
     if result_path is not None:
-        path = Path(result_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(record, indent=2, allow_nan=False))
+        _write_json_atomic(Path(result_path), record)
     return record
 
 
 def load_results(path) -> dict:
     """Read a record written by :func:`save_results`."""
     return json.loads(Path(path).read_text())
+
+
+# ---------------------------------------------------------------------------- stored records
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git(args, cwd) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def provenance(profile: str, parameters: dict, wall_seconds: float, cpu_seconds: float, root=None) -> dict:
+    """Where and how a run was made: commit, date, profile, parameters, CPU and time."""
+    from .notebooks import project_root
+
+    root = Path(root) if root is not None else project_root()
+    commit = _git(["rev-parse", "HEAD"], root)
+    dirty = _git(["status", "--porcelain", "--untracked-files=no"], root)
+    return to_jsonable({
+        "commit": commit, "dirty": bool(dirty) if dirty is not None else None,
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "profile": profile, "parameters": {k: v for k, v in parameters.items() if k != "result_path"},
+        "cpu_model": _cpu_model(), "cpu_count": os.cpu_count(), "python": platform.python_version(),
+        "wall_seconds": round(float(wall_seconds), 1), "cpu_seconds": round(float(cpu_seconds), 1),
+    })
+
+
+def stored_records_dir(root=None) -> Path:
+    """``results/paper`` of the checkout: the stored paper-scale records."""
+    from .notebooks import project_root
+
+    return (Path(root) if root is not None else project_root()) / "results" / "paper"
+
+
+def store_record(record_path, stem: str | None = None, root=None) -> Path:
+    """Copy a run's record (with its ``provenance``) to ``results/paper/<stem>.json``; return the path.
+
+    The record must come from :func:`treebook.notebooks.run_notebook` (which adds the provenance)
+    and every scorecard row must carry a verdict.
+    """
+    record_path = Path(record_path)
+    record = load_results(record_path)
+    if "provenance" not in record:
+        raise ValueError(f"{record_path} has no provenance: make it with `treebook run` (or run_notebook)")
+    check_verdicts(record.get("scorecard", []), where=str(record_path))
+    stem = stem or record_path.stem
+    dst = stored_records_dir(root) / f"{stem}.json"
+    _write_json_atomic(dst, record)
+    return dst
+
+
+def stored_record(stem: str, root=None) -> dict | None:
+    """The stored paper-scale record of notebook ``stem``, or None when none is stored."""
+    path = stored_records_dir(root) / f"{stem}.json"
+    return load_results(path) if path.is_file() else None
+
+
+def paper_scale_value(record: dict | None, quantity: str, field: str = "ours"):
+    """``field`` of scorecard row ``quantity`` in a stored record (None when absent)."""
+    for row in (record or {}).get("scorecard", []):
+        if row.get("quantity") == quantity:
+            return row.get(field)
+    return None
+
+
+def scorecard_frame(rows, stem: str, log=print):
+    """A chapter's scorecard as a DataFrame, with the stored paper-scale value of each row beside ours.
+
+    The ``paper-scale`` column holds ``ours`` of the same quantity in ``results/paper/<stem>.json``
+    (blank where no record is stored or it lacks the row); its provenance is printed first.
+    """
+    import pandas as pd
+
+    rows = to_jsonable(list(rows))
+    check_verdicts(rows, where=stem)
+    stored = stored_record(stem)
+    if stored is None:
+        log(f"paper-scale record: none stored for {stem} (results/paper/{stem}.json)")
+    else:
+        p = stored.get("provenance", {})
+        log(f"paper-scale record: profile {p.get('profile')!r}, commit {str(p.get('commit'))[:10]}, "
+            f"{p.get('date')}, {p.get('cpu_count')} x {p.get('cpu_model')}, "
+            f"{p.get('wall_seconds')} s wall, {p.get('cpu_seconds')} s CPU")
+    frame = pd.DataFrame(rows, columns=["quantity", "paper", "ours", "tolerance", "verdict", "note"])
+    frame.insert(3, "paper-scale", [paper_scale_value(stored, q) for q in frame.quantity])
+    frame.insert(5, "paper-scale verdict", [paper_scale_value(stored, q, "verdict") for q in frame.quantity])
+    return frame

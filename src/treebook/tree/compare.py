@@ -16,7 +16,7 @@ from .criteria import weighted_impurity
 from .splits import ThresholdSplit
 from .structure import Tree
 
-__all__ = ["compare_with_sklearn"]
+__all__ = ["TOY_DATASETS", "agreement_point", "compare_with_sklearn", "load_toy"]
 
 
 def _cost(stats: np.ndarray, right: np.ndarray, criterion: str) -> float:
@@ -69,3 +69,53 @@ def compare_with_sklearn(ours: Tree, sk_tree, X: np.ndarray, stats: np.ndarray, 
             out["mismatch"] += 1
     out["compared"] = out["identical"] + out["tie"] + out["mismatch"]
     return out
+
+
+#: the scikit-learn toy data sets of chapter 0's agreement experiment (the last one is a regression)
+TOY_DATASETS = ("iris", "wine", "breast_cancer", "diabetes")
+
+
+def load_toy(dataset: str):
+    """``(X, y, regression)`` of one of scikit-learn's bundled toy data sets (:data:`TOY_DATASETS`)."""
+    from sklearn import datasets as skdata
+
+    if dataset not in TOY_DATASETS:
+        raise ValueError(f"dataset must be one of {TOY_DATASETS}; got {dataset!r}")
+    X, y = getattr(skdata, f"load_{dataset}")(return_X_y=True)
+    return X, y, dataset == "diabetes"
+
+
+def agreement_point(dataset: str, split_seed: int, test_size: float, criterion: str, max_depth,
+                    sklearn_seed: int, timings: dict | None = None) -> dict:
+    """One fit of chapter 0's agreement experiment: our CART beside scikit-learn's on one split.
+
+    The data set is split by ``train_test_split(random_state=split_seed)``; both trees are grown
+    with ``criterion`` and ``max_depth`` (scikit-learn with ``random_state=sklearn_seed``) and
+    compared node by node (:func:`compare_with_sklearn`). Returns the node counts, the tree sizes
+    and the share of test predictions on which the two agree: all deterministic. Wall-clock fit
+    times, which are not, go into ``timings`` (``fit_ms_ours``, ``fit_ms_sklearn``) when given.
+    """
+    import time
+
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    from .cart import CARTClassifier, CARTRegressor
+
+    X, y, regression = load_toy(dataset)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=test_size, random_state=int(split_seed))
+    Est, SkEst = (CARTRegressor, DecisionTreeRegressor) if regression else (CARTClassifier, DecisionTreeClassifier)
+    t0 = time.perf_counter()
+    ours = Est(criterion=criterion, max_depth=max_depth).fit(Xtr, ytr)
+    t1 = time.perf_counter()
+    sk = SkEst(criterion="squared_error" if criterion == "mse" else criterion, max_depth=max_depth,
+               random_state=int(sklearn_seed)).fit(Xtr, ytr)
+    t2 = time.perf_counter()
+    if timings is not None:
+        timings.update(fit_ms_ours=1e3 * (t1 - t0), fit_ms_sklearn=1e3 * (t2 - t1))
+    stats = ytr if regression else np.eye(len(ours.classes_))[np.searchsorted(ours.classes_, ytr)]
+    cmp = compare_with_sklearn(ours.tree_, sk.tree_, Xtr, stats, criterion)
+    pred, pred_sk = ours.predict(Xte), sk.predict(Xte)
+    agree = np.isclose(pred, pred_sk).mean() if regression else (pred == pred_sk).mean()
+    return {"nodes_ours": int(ours.tree_.n_nodes), "nodes_sklearn": int(sk.tree_.node_count),
+            **{k: int(v) for k, v in cmp.items()}, "test_agreement": float(agree)}

@@ -1,0 +1,128 @@
+"""Scorecard verdicts, record slices, stored paper-scale records and the book's HTML checks."""
+
+import numpy as np
+import pytest
+
+from treebook.notebooks import project_root, run_notebook
+from treebook.results import (
+    VERDICTS,
+    check_verdicts,
+    load_results,
+    paper_digits,
+    recompute_slice,
+    record_slice,
+    save_results,
+    scorecard_frame,
+    scorecard_row,
+    store_record,
+    stored_records_dir,
+)
+
+ROOT = project_root()
+PROVENANCE = {"commit", "date", "profile", "parameters", "cpu_model", "cpu_count", "wall_seconds", "cpu_seconds"}
+
+
+def test_a_tolerance_lets_the_numbers_decide_the_verdict():
+    assert scorecard_row("a", 50.0, 51.0, tolerance=1.5)["verdict"] == "agrees"
+    assert scorecard_row("a", 50.0, 52.0, tolerance=1.5)["verdict"] == "differs: unexplained"
+    assert scorecard_row("a", 50.0, 52.0, tolerance=1.5, verdict="differs: scale")["verdict"] == "differs: scale"
+    # within the tolerance the row agrees whatever excuse it was given for the other case
+    assert scorecard_row("a", 50.0, 50.5, tolerance=1.0, verdict="differs: scale")["verdict"] == "agrees"
+    with pytest.raises(ValueError, match="cannot agree"):
+        scorecard_row("a", 50.0, 60.0, tolerance=1.0, verdict="agrees")
+    with pytest.raises(ValueError, match="needs numbers"):
+        scorecard_row("a", "holds", 60.0, tolerance=1.0)
+    with pytest.raises(ValueError, match="needs a verdict"):
+        scorecard_row("a", None, 3)
+    with pytest.raises(ValueError, match="must be one of"):
+        scorecard_row("a", None, 3, verdict="close enough")
+    with pytest.raises(ValueError, match="names the deviation|naming the deviation"):
+        scorecard_row("a", 1, 3, verdict="differs: protocol")
+    row = scorecard_row("x", 1.5, np.float32(2.0), "note", tolerance=0.1, verdict="differs: scale")
+    assert row["difference"] == pytest.approx(0.5) and row["digits"] == 1 and row["tolerance"] == 0.1
+    assert scorecard_row("q", "holds", "holds", verdict="agrees")["difference"] is None
+
+
+def test_paper_digits():
+    assert [paper_digits(v) for v in (29.5, 0.38, 3, 181.5, 100.0, "holds", None)] == [1, 2, 0, 1, 0, None, None]
+
+
+def test_a_record_without_verdicts_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="without a valid verdict"):
+        save_results(tmp_path / "r.json", {}, [{"quantity": "q", "paper": 1, "ours": 1}])
+    assert not (tmp_path / "r.json").exists()
+    check_verdicts([{"quantity": "q", "verdict": v} for v in VERDICTS])
+
+
+def test_records_round_trip_with_slices(tmp_path):
+    row = scorecard_row("x", 1.5, np.float32(2.0), "note", tolerance=1.0)
+    sl = record_slice(paper_digits, {"paper": 2.25}, 2, "digits of 2.25")
+    assert sl["function"] == "treebook.results:paper_digits"
+    rec = save_results(tmp_path / "r.json", {"a": np.arange(3), "b": np.float64(np.inf), "c": {"d": np.bool_(True)}},
+                       [row], [sl])
+    back = load_results(tmp_path / "r.json")
+    assert back == rec and back["results"] == {"a": [0, 1, 2], "b": "inf", "c": {"d": True}}
+    assert recompute_slice(back["slices"][0]) == back["slices"][0]["value"]
+    assert save_results(None, {"a": 1})["results"] == {"a": 1}
+    with pytest.raises(ValueError, match="treebook module-level"):
+        record_slice(np.mean, {}, 0)
+
+
+def test_store_a_run_with_its_provenance(tmp_path):
+    executed, res = run_notebook("00-tree-core", profile="smoke", parameters={"n_repeats": 1},
+                                 output_dir=tmp_path / "run")
+    assert PROVENANCE <= set(res["provenance"]) and res["provenance"]["profile"] == "smoke"
+    assert res["provenance"]["parameters"]["n_repeats"] == 1 and res["provenance"]["wall_seconds"] > 0
+    root = tmp_path / "repo"
+    dst = store_record(executed.with_suffix(".json"), root=root)
+    assert dst == stored_records_dir(root) / "00-tree-core.json" and load_results(dst) == res
+    plain = tmp_path / "plain.json"
+    save_results(plain, {}, [])
+    with pytest.raises(ValueError, match="no provenance"):
+        store_record(plain, root=root)
+    frame = scorecard_frame(res["scorecard"], "00-tree-core", log=lambda *_: None)
+    assert list(frame.columns[:6]) == ["quantity", "paper", "ours", "paper-scale", "tolerance", "paper-scale verdict"]
+
+
+def _stored():
+    return sorted(stored_records_dir(ROOT).glob("*.json"))
+
+
+def test_at_least_one_paper_scale_record_is_stored():
+    assert _stored(), "no paper-scale record under results/paper/"
+
+
+@pytest.mark.parametrize("path", _stored(), ids=lambda p: p.stem)
+def test_a_stored_record_reproduces(path):
+    """Every stored paper-scale record names its provenance and its slices recompute exactly."""
+    rec = load_results(path)
+    assert PROVENANCE <= set(rec["provenance"]), f"{path.name}: incomplete provenance"
+    assert rec["provenance"]["profile"] == "paper"
+    assert (ROOT / "notebooks" / f"{path.stem}.ipynb").is_file()
+    check_verdicts(rec["scorecard"], where=path.name)
+    assert rec["slices"], f"{path.name} has no slice to recompute"
+    for entry in rec["slices"]:
+        assert recompute_slice(entry) == entry["value"], f"{path.name}: slice {entry['label']!r} no longer reproduces"
+
+
+def test_a_small_book_shows_every_figure_and_loads_nothing_from_outside(tmp_path):
+    from treebook.book import check_html, image_outputs, run_jupyter_book, stage_sources
+
+    stage = tmp_path / "stage"
+    stage_sources(ROOT, stage)
+    (stage / "_toc.yml").write_text("format: jb-book\nroot: notebooks/00-tree-core\n")
+    executed, _ = run_notebook("00-tree-core", profile="smoke", parameters={"n_repeats": 1},
+                               output_dir=stage / "notebooks")
+    (executed.with_suffix(".json")).unlink()
+    html = run_jupyter_book(stage, tmp_path / "build.log")
+    pages = {"notebooks/00-tree-core": executed}
+    assert image_outputs(executed) >= 3
+    assert check_html(html, pages) == []
+    page = (html / "notebooks" / "00-tree-core.html").read_text()
+    assert page.count("<figcaption") >= 3 and "Fig. 1" in page
+    # an external script is reported, and so is a page with fewer images than its notebook
+    (html / "extra.html").write_text('<html><script src="https://cdn.example.org/x.js"></script></html>')
+    external = "extra.html: loads https://cdn.example.org/x.js from outside the build"
+    assert check_html(html, pages) == [external]
+    (html / "notebooks" / "00-tree-core.html").write_text(page.replace("<img", "<span"))
+    assert check_html(html, pages)[0].startswith("notebooks/00-tree-core: 0 <img> on the page")
