@@ -8,6 +8,6 @@ def test_notebook_tree_core(tmp_path):
     r = res["results"]
     assert r["mismatch_nodes"] == 0
     assert r["identical_nodes"] > 0
-    assert r["test_agreement_no_tie"] == 1.0
+    assert r["test_agreement_no_tie_off_boundary"] == 1.0
     assert r["min_cost_decrease"] >= 0
     assert_figures(executed, 3)
