@@ -106,7 +106,7 @@ def test_a_stored_record_reproduces(path):
 
 
 def test_a_small_book_shows_every_figure_and_loads_nothing_from_outside(tmp_path):
-    from treebook.book import check_html, image_outputs, run_jupyter_book, stage_sources
+    from treebook.book import check_html, image_outputs, prepare_for_book, run_jupyter_book, stage_sources
 
     stage = tmp_path / "stage"
     stage_sources(ROOT, stage)
@@ -114,6 +114,7 @@ def test_a_small_book_shows_every_figure_and_loads_nothing_from_outside(tmp_path
     executed, _ = run_notebook("00-tree-core", profile="smoke", parameters={"n_repeats": 1},
                                output_dir=stage / "notebooks")
     (executed.with_suffix(".json")).unlink()
+    prepare_for_book(executed)
     html = run_jupyter_book(stage, tmp_path / "build.log")
     pages = {"notebooks/00-tree-core": executed}
     assert image_outputs(executed) >= 3
@@ -126,3 +127,43 @@ def test_a_small_book_shows_every_figure_and_loads_nothing_from_outside(tmp_path
     assert check_html(html, pages) == [external]
     (html / "notebooks" / "00-tree-core.html").write_text(page.replace("<img", "<span"))
     assert check_html(html, pages)[0].startswith("notebooks/00-tree-core: 0 <img> on the page")
+
+
+def _cell(kind, source, **extra):
+    cell = {"cell_type": kind, "metadata": extra.pop("metadata", {}), "source": source}
+    if kind == "code":
+        cell.update(outputs=extra.pop("outputs", []), execution_count=None)
+    return cell
+
+
+def test_a_prose_edit_reuses_the_outputs_and_only_images_carry_a_caption(tmp_path):
+    import json
+
+    from treebook.book import code_key, merge_prose
+
+    png = {"output_type": "display_data", "data": {"image/png": "iVBOR", "text/plain": "<Figure>"}, "metadata": {}}
+    table = {"output_type": "execute_result", "data": {"text/html": "<table/>"}, "metadata": {}, "execution_count": 2}
+    figure = {"mystnb": {"figure": {"name": "fig-x", "caption": "A figure."}}}
+    src = {"cells": [_cell("markdown", "# Old title"), _cell("code", "a = 1", metadata={"tags": ["parameters"]}),
+                     _cell("code", "plot(a)", metadata=figure)], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    ran = json.loads(json.dumps(src))
+    ran["cells"].insert(2, _cell("code", "a = 2", metadata={"tags": ["injected-parameters"]}))
+    ran["cells"][3]["outputs"] = [table, png]
+    (tmp_path / "src.ipynb").write_text(json.dumps(src))
+    (tmp_path / "raw.ipynb").write_text(json.dumps(ran))
+    key = code_key(tmp_path / "src.ipynb", {"a": 2}, "lib")
+    src["cells"][0]["source"] = "# New title"
+    src["cells"][2]["metadata"]["mystnb"]["figure"]["caption"] = "A better caption."
+    (tmp_path / "src.ipynb").write_text(json.dumps(src))
+    assert code_key(tmp_path / "src.ipynb", {"a": 2}, "lib") == key  # prose and captions do not count
+    assert code_key(tmp_path / "src.ipynb", {"a": 3}, "lib") != key
+    merge_prose(tmp_path / "src.ipynb", tmp_path / "raw.ipynb", tmp_path / "book.ipynb")
+    cells = json.loads((tmp_path / "book.ipynb").read_text())["cells"]
+    assert cells[0]["source"] == "# New title"
+    assert "remove-cell" in cells[2]["metadata"]["tags"]  # the injected parameters, hidden
+    assert cells[3]["outputs"] == [table] and "mystnb" not in cells[3]["metadata"]
+    assert cells[4]["outputs"] == [png] and "remove-input" in cells[4]["metadata"]["tags"]
+    assert cells[4]["metadata"]["mystnb"]["figure"]["caption"] == "A better caption."
+    src["cells"][2]["source"] = "plot(a + 1)"
+    (tmp_path / "src.ipynb").write_text(json.dumps(src))
+    assert code_key(tmp_path / "src.ipynb", {"a": 2}, "lib") != key  # code does

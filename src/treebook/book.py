@@ -30,7 +30,7 @@ import yaml
 
 from .notebooks import execute_notebook, load_profile, project_root, toc_notebooks
 
-__all__ = ["build_book", "check_html", "image_outputs"]
+__all__ = ["build_book", "check_html", "image_outputs", "prepare_for_book"]
 
 
 def _tree_hash(paths) -> str:
@@ -55,27 +55,94 @@ def _mathjax_dir() -> Path:
     return es5
 
 
-def _tag_injected(executed: Path) -> None:
-    """Hide papermill's injected-parameters cell in the rendered page (it only sets result_path)."""
+_IMAGES = ("image/png", "image/svg+xml", "image/jpeg")
+
+
+def _is_image(output: dict) -> bool:
+    return any(k in output.get("data", {}) for k in _IMAGES)
+
+
+def prepare_for_book(executed: Path) -> None:
+    """Adapt an executed notebook for its page.
+
+    Papermill's injected-parameters cell is hidden (it only sets ``result_path``). A cell with a
+    figure caption (MyST-NB's ``mystnb.figure`` metadata) that also prints tables would have every
+    output framed as a figure, each with the caption: its image outputs move to a cell of their own
+    right after it (no source shown), which alone carries the caption.
+    """
     nb = json.loads(executed.read_text())
+    cells = []
     for cell in nb.get("cells", []):
+        cells.append(cell)
         tags = cell.get("metadata", {}).get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             tags.append("remove-cell")
+        outputs = cell.get("outputs", [])
+        figure = cell.get("metadata", {}).get("mystnb", {}).get("figure")
+        others = [o for o in outputs if not _is_image(o) and o.get("output_type") != "stream"]
+        if cell.get("cell_type") != "code" or not figure or not others:
+            continue
+        cell["outputs"] = [o for o in outputs if not _is_image(o)]
+        mystnb = {k: v for k, v in cell["metadata"]["mystnb"].items() if k != "figure"}
+        if mystnb:
+            cell["metadata"]["mystnb"] = mystnb
+        else:
+            del cell["metadata"]["mystnb"]
+        cells.append({"cell_type": "code", "execution_count": None, "id": f"{cell.get('id', 'fig')}-figure",
+                      "metadata": {"tags": ["remove-input"], "mystnb": {"figure": figure}},
+                      "source": "# the figure drawn by the cell above",
+                      "outputs": [o for o in outputs if _is_image(o)]})
+    nb["cells"] = cells
     executed.write_text(json.dumps(nb, indent=1))
+
+
+def code_key(src: Path, params: dict, src_key: str) -> str:
+    """What an execution depends on: the code cells (not the prose, not the captions), the
+    parameters and the library's source. A change of prose alone reuses the executed copy."""
+    nb = json.loads(Path(src).read_text())
+    code = [c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+            for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    return hashlib.sha256(json.dumps([src_key, code, params], sort_keys=True).encode()).hexdigest()
+
+
+def merge_prose(src: Path, raw: Path, dst: Path) -> None:
+    """``dst``: the executed ``raw`` notebook with the markdown cells and the code cells' metadata
+    (tags, figure captions) of the current source ``src``, whose code is the code ``raw`` ran."""
+    nb, run = json.loads(Path(src).read_text()), json.loads(Path(raw).read_text())
+    injected = [c for c in run["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+    ran = iter(c for c in run["cells"] if c.get("cell_type") == "code" and c not in injected)
+    cells = []
+    for cell in nb["cells"]:
+        if cell.get("cell_type") == "code":
+            done = next(ran)
+            cell = {**done, "metadata": {**done.get("metadata", {}), **cell.get("metadata", {})}}
+            cells.append(cell)
+            if "parameters" in cell["metadata"].get("tags", []):
+                cells.extend(injected)
+        else:
+            cells.append(cell)
+    run["cells"] = cells
+    dst.write_text(json.dumps(run, indent=1))
+    prepare_for_book(dst)
+
+
+def _raw(dst: Path) -> Path:
+    return dst.with_suffix(".executed.ipynb")
 
 
 def _is_current(dst: Path, key: str) -> bool:
     stamp = dst.with_suffix(".key")
-    return dst.is_file() and stamp.is_file() and stamp.read_text() == key
+    return _raw(dst).is_file() and stamp.is_file() and stamp.read_text() == key
 
 
 def _execute(src: Path, dst: Path, params: dict, cwd: Path, key: str) -> float:
-    """Execute one notebook into ``dst`` (in a worker process); return its wall seconds."""
+    """Execute one notebook (in a worker process) into ``dst`` for the book; return its wall seconds.
+
+    Papermill's output is kept beside it (``<stem>.executed.ipynb``) so that a later change of the
+    prose alone is merged into it without executing again (:func:`merge_prose`)."""
     t0 = time.perf_counter()
     dst.parent.mkdir(parents=True, exist_ok=True)
-    execute_notebook(src, dst, parameters=params, cwd=str(cwd), kernel_name="python3", progress_bar=False)
-    _tag_injected(dst)
+    execute_notebook(src, _raw(dst), parameters=params, cwd=str(cwd), kernel_name="python3", progress_bar=False)
     dst.with_suffix(".key").write_text(key)
     return time.perf_counter() - t0
 
@@ -85,10 +152,19 @@ def _run_all(tasks: list[tuple], jobs: int, durations: dict, log) -> None:
     todo = [t for t in tasks if not _is_current(t[2], t[5])]
     for t in tasks:
         if t not in todo:
-            log(f"  {t[0]}: unchanged, reusing the executed copy")
+            log(f"  {t[0]}: code unchanged, reusing the executed copy")
+    try:
+        _execute_all(todo, jobs, durations, log)
+    finally:
+        for t in tasks:  # the current prose and captions, with the outputs of the last execution
+            if _is_current(t[2], t[5]):
+                merge_prose(t[1], _raw(t[2]), t[2])
+
+
+def _execute_all(todo: list[tuple], jobs: int, durations: dict, log) -> None:
     if not todo:
         return
-    rank = {t[0]: i for i, t in enumerate(tasks)}
+    rank = {t[0]: i for i, t in enumerate(todo)}
     todo.sort(key=lambda t: (-durations.get(t[0], 0.0), -rank[t[0]]))
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo)))) as pool:
@@ -133,6 +209,7 @@ def run_jupyter_book(stage: Path, log_file: Path) -> Path:
     cfg = yaml.safe_load((stage / "_config.yml").read_text())
     if cfg.get("execute", {}).get("execute_notebooks") != "off":
         raise RuntimeError("_config.yml must set execute.execute_notebooks: 'off' (notebooks run here)")
+    stage = Path(stage).resolve()
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage), "--builder", "html"]
     proc = subprocess.run(cmd, cwd=stage, text=True, capture_output=True)
     log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -166,7 +243,7 @@ def build_book(profile: str = "book", only: list[str] | None = None, jobs: int |
         src = root / "notebooks" / f"{stem}.ipynb"
         params = dict(params_all.get(stem, {}))
         params["result_path"] = f"../results/{stem}.json"
-        key = hashlib.sha256((src_key + src.read_text() + json.dumps(params, sort_keys=True)).encode()).hexdigest()
+        key = code_key(src, params, src_key)
         dst = stage / "notebooks" / f"{stem}.ipynb"
         if only and stem not in only:
             if not dst.is_file():
@@ -181,9 +258,9 @@ def build_book(profile: str = "book", only: list[str] | None = None, jobs: int |
     scorecard = root / "book" / "scorecard.ipynb"
     if scorecard.is_file():
         paper_dir = root / "results" / "paper"
-        res_key = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(results.glob("*.json")))
-                                 + b"".join(p.read_bytes() for p in sorted(paper_dir.glob("*.json")))
-                                 + scorecard.read_bytes()).hexdigest()
+        res_key = code_key(scorecard, {}, hashlib.sha256(
+            b"".join(p.read_bytes() for p in sorted(results.glob("*.json")))
+            + b"".join(p.read_bytes() for p in sorted(paper_dir.glob("*.json")))).hexdigest())
         _run_all([("scorecard", scorecard, stage / "book" / "scorecard.ipynb",
                    {"results_dir": "../results", "paper_dir": "../../../results/paper"}, stage / "book", res_key)],
                  1, durations, log)
@@ -208,9 +285,7 @@ def build_book(profile: str = "book", only: list[str] | None = None, jobs: int |
 def image_outputs(executed) -> int:
     """Number of image outputs (PNG, SVG, JPEG) in an executed notebook."""
     nb = json.loads(Path(executed).read_text())
-    kinds = ("image/png", "image/svg+xml", "image/jpeg")
-    return sum(any(k.endswith(kinds) for k in out.get("data", {}))
-               for cell in nb.get("cells", []) for out in cell.get("outputs", []))
+    return sum(_is_image(out) for cell in nb.get("cells", []) for out in cell.get("outputs", []))
 
 
 _EXTERNAL = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=["']((?:https?:)?//[^"']+)""", re.I)
@@ -237,7 +312,7 @@ def check_html(html_dir, executed: dict) -> list[str]:
         captions = sum(bool(c.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption"))
                        for c in nb.get("cells", []))
         shown = len(re.findall(r"<figcaption\b", main))
-        if shown < captions:
+        if shown != captions:
             problems.append(f"{stem}: {shown} figure captions on the page, {captions} declared")
     for page in sorted(html_dir.rglob("*.html")):
         for url in _EXTERNAL.findall(page.read_text(errors="replace")):
