@@ -25,12 +25,8 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from treebook.nominal.impurity import (
-    _NO_TABLE,
-    _imp2,
-    _imp_pair,
     entropy_table,
     impurity_code,
     partition_impurity,
@@ -38,10 +34,22 @@ from treebook.nominal.impurity import (
     weighted_impurity,
 )
 
+# The numba kernels live in ``kernels``; they stay importable from here under their old names.
+from treebook.nominal.kernels import (
+    _exhaustive_gray,
+    _group_rows,
+    _mask_impurity,
+    _scan,
+    _sliqext,
+    _sweep_bd,
+    _sweep_directions,
+)
+
 METHODS = (
     "hcc",
     "lca",
     "pcext",
+    "pcext_counts",
     "sliqext",
     "twoing",
     "balanced",
@@ -96,30 +104,6 @@ class Partition:
         )
 
 
-@njit(cache=True)
-def _scan(V):
-    """One pass over the table: (status, row sums, column sums); status 0 ok, 1 non-finite, 2 negative, 3 zero."""
-    n, k = V.shape
-    rs = np.zeros(n)
-    cs = np.zeros(k)
-    status = 0
-    anypos = False
-    for i in range(n):
-        for c in range(k):
-            x = V[i, c]
-            if not np.isfinite(x):
-                return 1, rs, cs
-            if x < 0.0:
-                status = 2
-            elif x > 0.0:
-                anypos = True
-            rs[i] += x
-            cs[c] += x
-    if status == 0 and not anypos:
-        status = 3
-    return status, rs, cs
-
-
 def _check_with_sums(V):
     try:
         arr = np.ascontiguousarray(V, dtype=float)
@@ -147,268 +131,6 @@ def _check_with_sums(V):
 def check_table(V) -> np.ndarray:
     """Validate a contingency table and return it as a C-contiguous float64 array (n x k)."""
     return _check_with_sums(V)[0]
-
-
-# --------------------------------------------------------------------------------------------------------
-# numba kernels (all inputs are pre-validated: rows and columns non-empty, n >= 2)
-# --------------------------------------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _mask_impurity(V, left, crit):
-    n, k = V.shape
-    tot = np.zeros(k)
-    lv = np.zeros(k)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
-            if left[i]:
-                lv[c] += V[i, c]
-    return _imp_pair(lv, tot, k, crit, _NO_TABLE)
-
-
-@njit(cache=True)
-def _sweep_directions(V, D, crit, twoing, tab):
-    """Algorithm 1 (B_d) for every row d of D; with ``twoing`` the collapsed criterion of A_d is used.
-
-    Returns (best direction index, number j of values on the left, order of the values for that direction).
-    For B_d the criterion is I(P_j) + I(V \\ P_j); for Twoing it is the collapsed 2-class impurity minus the
-    collapsed impurity of the whole set (i.e. minus the decrease of impurity of the collapsed problem).
-    """
-    n, k = V.shape
-    m = D.shape[0]
-    tot = np.zeros(k)
-    rs = np.zeros(n)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
-            rs[i] += V[i, c]
-    left = np.zeros(k)
-    r = np.empty(n)
-    P = np.empty((n, k))
-    for i in range(n):
-        for c in range(k):
-            P[i, c] = -V[i, c] / rs[i]
-    best = np.inf
-    best_t = 0
-    best_j = 1
-    for t in range(m):
-        d = D[t]
-        for i in range(n):
-            acc = 0.0
-            for c in range(k):
-                if d[c] != 0.0:
-                    acc += d[c] * P[i, c]
-            r[i] = acc
-        order = np.argsort(r, kind="mergesort")
-        for c in range(k):
-            left[c] = 0.0
-        if twoing:
-            ta = 0.0
-            for c in range(k):
-                ta += d[c] * tot[c]
-            tb = 0.0
-            for c in range(k):
-                tb += tot[c]
-            tb -= ta
-            base = _imp2(ta, tb, crit)
-            la = 0.0
-            lb = 0.0
-            for j in range(n - 1):
-                o = order[j]
-                for c in range(k):
-                    la += d[c] * V[o, c]
-                    lb += (1.0 - d[c]) * V[o, c]
-                val = _imp2(la, lb, crit) + _imp2(ta - la, tb - lb, crit) - base
-                if val < best:
-                    best = val
-                    best_t = t
-                    best_j = j + 1
-        else:
-            for j in range(n - 1):
-                o = order[j]
-                for c in range(k):
-                    left[c] += V[o, c]
-                val = _imp_pair(left, tot, k, crit, tab)
-                if val < best:
-                    best = val
-                    best_t = t
-                    best_j = j + 1
-    d = D[best_t]
-    for i in range(n):
-        acc = 0.0
-        for c in range(k):
-            acc += d[c] * P[i, c]
-        r[i] = acc
-    return best_t, best_j, np.argsort(r, kind="mergesort")
-
-
-@njit(cache=True)
-def _sweep_bd(V, D, crit, tab):
-    """Algorithm 1 (B_d) for every row d of D with incremental impurity updates.
-
-    Moving value ``o`` from right to left changes only the classes where ``V[o]`` is non-zero, so the sums
-    ``sum_c left_c^2`` (Gini) or ``sum_c left_c log2 left_c`` (Entropy; table look-ups for integer counts) are
-    updated in O(nnz(V[o])).  Returns (best direction index, number j of values on the left, order).
-    """
-    n, k = V.shape
-    tot = np.zeros(k)
-    rs = np.zeros(n)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
-            rs[i] += V[i, c]
-    st = 0.0
-    for c in range(k):
-        st += tot[c]
-    P = np.empty((n, k))
-    for i in range(n):
-        for c in range(k):
-            P[i, c] = -V[i, c] / rs[i]
-    # starting sums with everything on the right
-    q_tot = 0.0
-    for c in range(k):
-        if crit == 0:
-            q_tot += tot[c] * tot[c]
-        elif crit == 1:
-            if tot[c] > 0.0:
-                q_tot += tot[c] * np.log2(tot[c])
-        else:
-            q_tot += tab[int(tot[c] + 0.5)]
-    left = np.zeros(k)
-    lx = np.zeros(k)  # left_c log2 left_c (log path)
-    rx = np.zeros(k)  # right_c log2 right_c (log path)
-    r = np.empty(n)
-    best = np.inf
-    best_t = 0
-    best_j = 1
-    for t in range(D.shape[0]):
-        d = D[t]
-        for i in range(n):
-            acc = 0.0
-            for c in range(k):
-                if d[c] != 0.0:
-                    acc += d[c] * P[i, c]
-            r[i] = acc
-        order = np.argsort(r, kind="mergesort")
-        for c in range(k):
-            left[c] = 0.0
-            if crit == 1:
-                lx[c] = 0.0
-                rx[c] = tot[c] * np.log2(tot[c]) if tot[c] > 0.0 else 0.0
-        ql = 0.0
-        qr = q_tot
-        sl = 0.0
-        for j in range(n - 1):
-            o = order[j]
-            for c in range(k):
-                x = V[o, c]
-                if x != 0.0:
-                    a = left[c]
-                    b = tot[c] - a
-                    a2 = a + x
-                    b2 = b - x
-                    if crit == 0:
-                        ql += x * (a + a2)
-                        qr -= x * (b + b2)
-                    elif crit == 1:
-                        nl = a2 * np.log2(a2)
-                        nr = b2 * np.log2(b2) if b2 > 0.0 else 0.0
-                        ql += nl - lx[c]
-                        qr += nr - rx[c]
-                        lx[c] = nl
-                        rx[c] = nr
-                    else:
-                        ql += tab[int(a2 + 0.5)] - tab[int(a + 0.5)]
-                        qr += tab[int(b2 + 0.5)] - tab[int(b + 0.5)]
-                    left[c] = a2
-            sl += rs[o]
-            sr = st - sl
-            if crit == 0:
-                val = (sl - ql / sl) + (sr - qr / sr)
-            elif crit == 1:
-                val = (sl * np.log2(sl) - ql) + (sr * np.log2(sr) - qr)
-            else:
-                val = (tab[int(sl + 0.5)] - ql) + (tab[int(sr + 0.5)] - qr)
-            if val < best:
-                best = val
-                best_t = t
-                best_j = j + 1
-    d = D[best_t]
-    for i in range(n):
-        acc = 0.0
-        for c in range(k):
-            acc += d[c] * P[i, c]
-        r[i] = acc
-    return best_t, best_j, np.argsort(r, kind="mergesort")
-
-
-@njit(cache=True)
-def _exhaustive_gray(V, crit, tab):
-    """All 2**(n-1) - 1 partitions in Gray-code order (the last value stays right). Returns the best bit code."""
-    n, k = V.shape
-    tot = np.zeros(k)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
-    left = np.zeros(k)
-    code = np.int64(0)
-    best = np.inf
-    best_code = np.int64(1)
-    limit = np.int64(1) << (n - 1)
-    step = np.int64(1)
-    while step < limit:
-        b = 0
-        s = step
-        while (s & 1) == 0:
-            s >>= 1
-            b += 1
-        code ^= np.int64(1) << b
-        if (code >> b) & 1:
-            for c in range(k):
-                left[c] += V[b, c]
-        else:
-            for c in range(k):
-                left[c] -= V[b, c]
-        val = _imp_pair(left, tot, k, crit, tab)
-        if val < best:
-            best = val
-            best_code = code
-        step += 1
-    return best_code
-
-
-@njit(cache=True)
-def _sliqext(V, crit, tab):
-    """SLIQext: from (V, {}) greedily move the value giving the lowest impurity to the right; best seen."""
-    n, k = V.shape
-    tot = np.zeros(k)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
-    left = tot.copy()
-    cand = np.empty(k)
-    inleft = np.ones(n, dtype=np.bool_)
-    best = np.inf
-    best_mask = inleft.copy()
-    for _ in range(n - 1):
-        bi = -1
-        bv = np.inf
-        for i in range(n):
-            if inleft[i]:
-                for c in range(k):
-                    cand[c] = left[c] - V[i, c]
-                val = _imp_pair(cand, tot, k, crit, tab)
-                if val < bv:
-                    bv = val
-                    bi = i
-        inleft[bi] = False
-        for c in range(k):
-            left[c] -= V[bi, c]
-        if bv < best:
-            best = bv
-            best_mask = inleft.copy()
-    return best_mask
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -504,7 +226,7 @@ def _b_directions(W, D, crit, twoing=False):
     D = np.ascontiguousarray(D, dtype=float)
     n, k = W.shape
     if twoing:
-        _t, j, order = _sweep_directions(W, D, crit, True, _NO_TABLE)
+        _t, j, order = _sweep_directions(W, D, crit)
     else:
         c2, tab = entropy_table(W, crit, 2.0 * D.shape[0] * n * k)
         _t, j, order = _sweep_bd(W, D, c2, tab)
@@ -512,6 +234,9 @@ def _b_directions(W, D, crit, twoing=False):
 
 
 def _pcext(W, crit):
+    """PCext of Coppersmith, Hong & Hosking (1999): rank the values by ``e · v/||v||_1`` (``e`` the principal
+    direction of the frequency-weighted covariance of the class-probability rows) and return the best of the
+    ``n - 1`` prefixes and the ``n - 1`` adjacent swaps (prefixes first, then swaps; first minimum wins)."""
     n, _k = W.shape
     rs = W.sum(axis=1)
     P = W / rs[:, None]
@@ -539,6 +264,76 @@ def _pcext(W, crit):
         mask[order[: j - 1]] = True
         mask[order[j]] = True
     return mask
+
+
+#: ``np.allclose`` tolerances with which the authors' code decides that two class distributions are identical.
+_MERGE_RTOL = 1e-5
+_MERGE_ATOL = 1e-8
+
+
+def _pcext_counts(W, crit):
+    """PCext as run in the authors' experiments (Laber, Molinaro & Pereira 2018), read from
+    felipeamp/icml2018-real-datasets, ``criteria.py`` (classes ``PCExt`` for Gini and ``PCExtEntropy``
+    for Entropy; the same procedure with the respective impurity).  The stored copy of felipeamp/icml-2018,
+    the repository the paper names, holds Monte Carlo scripts and criteria (``criteria.py``,
+    ``init_split_monte_carlo_experiment.py``) for Flip-Flop, Twoing and SLIQ-ext only, without PC-ext.
+
+    1. Merge the values with identical class distributions: the rows ``v/||v||_1`` are sorted
+       lexicographically (class 0 first, ``np.lexsort``); walking that order, a row joins the current group if
+       ``np.allclose(first row of the group, row)`` (rtol 1e-5, atol 1e-8), otherwise it opens a new group.
+       A group is one value whose count row is the sum of its members'.  Merged values go together
+       (unless there is only one group, see below).
+    2. Principal direction ``e``: eigenvector of ``sum_g N_g (p_g - u/N)(p_g - u/N)^T / (N - 1)`` (``p_g`` the
+       class-probability row of group ``g``, ``N_g`` its count, ``u`` the class totals) for the eigenvalue of
+       largest square (``np.linalg.eigh``; the first such eigenvalue in ascending order).  Merging does not
+       change this matrix.
+    3. Rank the groups by ``e · N_g`` -- the projection of the **count rows** (stable sort here; their
+       ``argsort`` is not stable).
+    4. Candidates, in their evaluation order: for ``j = 1 .. m-1`` (``m`` groups) the prefix ``P_j`` of the ranking, then the
+       adjacent swap ``P_j - o_j + o_{j+1}``; the first strictly smallest impurity wins.
+
+    What differs from Coppersmith et al.'s PCext (:func:`_pcext`, ``"pcext"``): the projection of count rows
+    ``e · N_v = ||v||_1 (e · p_v)`` instead of probability rows ``e · p_v`` (values with many examples are pushed
+    to the ends of the ranking, so the ranking is no longer a function of the class distribution: at ``k = 2``
+    it is not Breiman's order and the procedure is not exact), the merging of step 1, the eigenvalue of largest
+    square instead of the largest eigenvalue (the same for a covariance matrix unless the top eigenvalue is
+    repeated) and the interleaved order of prefixes and swaps (ties only).  Two details of their code are not
+    copied: it also evaluates the trivial split (every value right, impurity ``I(u)``) first, which a proper
+    candidate replaces only if strictly better -- it can be returned only when every candidate has impurity
+    ``I(u)``; here the best proper candidate is returned (same impurity).  When all values share one
+    distribution (one group) every partition has impurity ``I(u)`` and the first value goes left alone.
+    Empty classes, which we remove beforehand, add only zero rows and columns to their covariance.
+    """
+    n, k = W.shape
+    rs = W.sum(axis=1)
+    P = W / rs[:, None]
+    group = _group_rows(P, np.lexsort(P.T[::-1]), _MERGE_RTOL, _MERGE_ATOL)
+    m = int(group.max()) + 1
+    if m == 1:
+        mask = np.zeros(n, dtype=bool)
+        mask[0] = True
+        return mask
+    G = np.zeros((m, k))
+    np.add.at(G, group, W)
+    gs = G.sum(axis=1)
+    tot = G.sum(axis=0)
+    N = float(gs.sum())
+    C = G / gs[:, None] - tot / N
+    cov = (C * gs[:, None]).T @ C  # their factor 1/(N - 1) changes no eigenvector
+    vals_e, vecs = np.linalg.eigh(cov)
+    e = vecs[:, int(np.argmax(np.square(vals_e)))]
+    order = np.argsort(G @ e, kind="stable")
+    Go = G[order]
+    pref = np.cumsum(Go, axis=0)[:-1]  # P_j, j = 1..m-1
+    cand = np.empty((2 * (m - 1), k))
+    cand[0::2] = pref
+    cand[1::2] = pref - Go[:-1] + Go[1:]  # P_j - o_j + o_{j+1}
+    code = ("gini", "entropy")[crit]
+    vals = weighted_impurity(cand, code) + weighted_impurity(tot - cand, code)
+    b = int(np.argmin(vals))
+    j = b // 2 + 1
+    chosen = order[:j] if b % 2 == 0 else np.append(order[: j - 1], order[j])
+    return np.isin(group, chosen)
 
 
 def _breiman(W, crit):
@@ -579,6 +374,8 @@ def _solve_clean(W, method, crit, u=None):
         return _b_directions(W, hypercube_directions(k), crit, twoing=True)
     if method == "pcext":
         return _pcext(W, crit)
+    if method == "pcext_counts":
+        return _pcext_counts(W, crit)
     if method == "sliqext":
         c2, tab = entropy_table(W, crit, 1.0 * n * n * k)
         return _sliqext(W, c2, tab)
@@ -602,7 +399,9 @@ def best_partition(V, method: str = "hcc", impurity: str = "gini") -> Partition:
         Entropy), ``"one_vs_rest"`` (best of the ``k`` unit directions), ``"balanced"`` (``B_d`` for the most
         balanced ``d``; Theorem 4.4: 2-approximation for Entropy), ``"twoing"`` (``A_d`` over all ``d``, the
         partition with the largest decrease of the collapsed 2-class impurity, Breiman et al. 1984),
-        ``"pcext"`` and ``"sliqext"`` (Coppersmith, Hong & Hosking 1999), ``"exhaustive"`` (all
+        ``"pcext"`` and ``"sliqext"`` (Coppersmith, Hong & Hosking 1999), ``"pcext_counts"`` (PCext as the
+        authors' experiment code runs it: values ranked by the principal direction times their count rows,
+        identical class distributions merged; see :func:`_pcext_counts`), ``"exhaustive"`` (all
         ``2**(n-1) - 1`` partitions, exact) or ``"breiman"`` (exact for ``k = 2``, Theorem 2.4).
     impurity : ``"gini"`` or ``"entropy"``
 
