@@ -21,11 +21,14 @@ from treebook.nominal.partitions import (
     most_balanced_direction,
     theorem_3_2_bound,
 )
+from treebook.nominal.tree import AUTHORS_TREE_RULES, NominalTreeClassifier
 
 __all__ = [
+    "AUTHORS_TREE_RULES",
     "IMPURITIES",
     "MAX_EXHAUSTIVE_VALUES",
     "METHODS",
+    "NominalTreeClassifier",
     "WIN_RTOL",
     "Partition",
     "a_d",

@@ -5,6 +5,9 @@ of depth at most 16 on the training part of ``n_repeats`` stratified ``n_folds``
 same folds for all splitters).  Two splitters are compared by a one-tailed paired t-test at level ``alpha``
 on the per-repetition accuracies (mean over the folds of a repetition); "+w -l" counts the data sets on which
 the first splitter is significantly better / worse.
+
+``tree_params`` passes further options to every tree, e.g. :data:`~treebook.nominal.tree.AUTHORS_TREE_RULES`
+for the pre-pruning and unseen-value rules of the authors' Table 4 runs.
 """
 
 from __future__ import annotations
@@ -25,13 +28,20 @@ __all__ = ["cross_validate_splitters", "paired_wins", "wins_losses_table"]
 
 def cross_validate_splitters(X, y, splitters=("hcc", "lca", "pcext", "sliqext"), criterion="gini",
                              n_repeats: int = 20, n_folds: int = 3, max_depth: int = 16, max_rows=None,
-                             random_state=None, progress: bool = False) -> pd.DataFrame:
+                             random_state=None, progress: bool = False, tree_params=None) -> pd.DataFrame:
     """Accuracy of each splitter on each fold of ``n_repeats`` stratified ``n_folds``-fold CVs.
 
     ``max_rows`` (optional) first draws a stratified subsample of that many rows (to keep book-scale runs
-    short; ``None`` uses every row, as the paper does).  Returns one row per (repeat, fold, splitter) with the
-    test ``accuracy``, the ``fit_seconds`` and the number of ``leaves``.
+    short; ``None`` uses every row, as the paper does).  ``tree_params`` (optional dict) holds further
+    :class:`~treebook.nominal.tree.NominalTreeClassifier` parameters (not ``splitter``, ``criterion`` or
+    ``max_depth``, which are arguments here).  Returns one row per (repeat, fold, splitter) with the test
+    ``accuracy``, the ``fit_seconds`` and the number of ``leaves``.
     """
+    tree_params = dict(tree_params or {})
+    clash = sorted(set(tree_params) & {"splitter", "criterion", "max_depth"})
+    if clash:
+        raise ValueError(f"tree_params must not set {clash}; pass them as arguments")
+    NominalTreeClassifier(**tree_params)  # unknown parameter names fail here, before any fit
     rng = check_random_state(random_state)
     y = np.asarray(y)
     if max_rows is not None and len(y) > max_rows:
@@ -57,7 +67,7 @@ def cross_validate_splitters(X, y, splitters=("hcc", "lca", "pcext", "sliqext"),
             Xtr = X.iloc[tr] if hasattr(X, "iloc") else X[tr]
             Xte = X.iloc[te] if hasattr(X, "iloc") else X[te]
             for s in splitters:
-                clf = NominalTreeClassifier(splitter=s, criterion=criterion, max_depth=max_depth)
+                clf = NominalTreeClassifier(splitter=s, criterion=criterion, max_depth=max_depth, **tree_params)
                 t0 = time.perf_counter()
                 clf.fit(Xtr, y[tr])
                 secs = time.perf_counter() - t0

@@ -5,39 +5,106 @@
 procedures of Laber, Molinaro & Pereira (2018) (HcC, LCA, ...) applied to the node's contingency table
 (values x classes), and a numeric attribute by CART's threshold search.  The split of lowest weighted impurity
 ``I(L) + I(R)`` (section 1.1) over all attributes is chosen; ties go to the attribute of lowest index.
+
+Optional rules of the authors' tree code
+----------------------------------------
+The decision trees behind Table 4 were grown by the authors' own code, which adds rules the paper does not
+state.  We read them in ``decision_tree.py`` of felipeamp/max_cut_paper (the same author's tree code; the
+Table 4 repository felipeamp/icml2018-real-datasets drives an identically-called ``decision_tree`` module
+whose file is not in our reference index) and in the Table 4 configurations
+felipeamp/icml2018-real-datasets ``outputs/gini/experiment_config.json`` and
+``outputs/entropy/experiment_config.json`` (``"use chi-sq test": true``, ``"max chi-sq p-value": 0.1``,
+``"second most freq value min samples": 15``, ``"max depth": 16``, ``"min num samples allowed": [1]``).
+:data:`AUTHORS_TREE_RULES` switches all of them on:
+
+* ``prepruning="chi2"`` (``TreeNode._is_attribute_valid`` / ``create_subtree``): at every node, **before** the
+  best split is searched, each nominal attribute's values x classes table at the node (empty rows and
+  columns dropped) gets a chi-square test of independence, without continuity correction, on
+  ``(values - 1)(classes - 1)`` degrees of freedom.  An attribute with ``p >= chi2_alpha`` is not split at
+  this node (it may be at a descendant).  Numeric attributes are never tested.  The node becomes a leaf
+  only when no attribute is left.
+* ``min_second_value_count=15`` (same functions): a nominal attribute whose second most frequent value has
+  fewer samples *at the node* is not split there.  The authors also drop it for the whole subtree; that
+  follows here without bookkeeping, because a child's counts never exceed its parent's.  Their code turns
+  this rule on and off together with the chi-square test; here the two options are separate.
+* ``unseen="node_majority"`` (``DecisionTree._classify_sample``): a sample whose category did not reach a
+  nominal split's node at fit time stops there and is given that node's class distribution (hence its
+  majority class), instead of following a child.
 """
 
 from __future__ import annotations
 
+import numbers
 from functools import partial
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
+from scipy import stats
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.nominal.partitions import MAX_EXHAUSTIVE_VALUES, METHODS, best_partition
 from treebook.tree import BaseTree, Candidate, SubsetSplit, best_threshold_split, grow_tree
 from treebook.tree.criteria import node_impurity_classification, one_hot
+from treebook.tree.structure import LEAF
 from treebook.validation import check_classification_targets
 
-__all__ = ["NominalTreeClassifier", "nominal_find_split"]
+__all__ = ["AUTHORS_TREE_RULES", "NominalTreeClassifier", "chi2_independence_pvalue", "nominal_find_split"]
 
 SPLITTERS = tuple(m for m in METHODS if m != "breiman")
+PREPRUNING = (None, "chi2")
+UNSEEN = ("larger_child", "node_majority", "left", "right")
+#: Former name of ``unseen="larger_child"``, still accepted.
+_UNSEEN_ALIASES = {"majority": "larger_child"}
+
+#: The tree rules of the authors' Table 4 runs (see the module docstring for where each one is read).
+AUTHORS_TREE_RULES = {"prepruning": "chi2", "chi2_alpha": 0.1, "min_second_value_count": 15,
+                      "unseen": "node_majority"}
+
+
+def chi2_independence_pvalue(table) -> float:
+    """p-value of Pearson's chi-square test of independence of a contingency table (rows x classes).
+
+    Rows and columns without samples are dropped first, and the statistic sum (O - E)^2 / E is referred to
+    the chi-square law on (rows - 1)(columns - 1) degrees of freedom, with no continuity correction -- the
+    test of the authors' tree code (felipeamp/max_cut_paper ``decision_tree.py``,
+    ``TreeNode._is_attribute_valid``), equal to ``scipy.stats.chi2_contingency(table, correction=False)``.
+    A table with a single non-empty class gives 0 (as there); one with a single non-empty row gives 1.
+    """
+    V = np.asarray(table, dtype=float)
+    V = V[V.sum(axis=1) > 0][:, V.sum(axis=0) > 0]
+    if V.shape[1] < 2:
+        return 0.0
+    if V.shape[0] < 2:
+        return 1.0
+    n = V.sum()
+    expected = np.outer(V.sum(axis=1), V.sum(axis=0)) / n
+    statistic = float(np.sum((V - expected) ** 2 / expected))
+    dof = (V.shape[0] - 1) * (V.shape[1] - 1)
+    return float(stats.chi2.sf(statistic, dof))
 
 
 def nominal_find_split(X_node, S_node, features, min_samples_leaf, *, nominal_mask, n_codes, method,
-                       criterion, unseen="majority", labels=None):
+                       criterion, unseen="larger_child", labels=None, prepruning=None, chi2_alpha=0.1,
+                       min_second_value_count=None):
     """Best split of a node over ``features`` (a ``find_split`` for :func:`treebook.tree.grow_tree`).
 
     ``X_node`` holds category codes (as floats) in the nominal columns (``nominal_mask``) and numbers
     elsewhere; ``S_node`` is the one-hot class matrix.  A nominal column is split by
     ``best_partition(V, method, criterion)`` on its contingency table restricted to the codes present at the
     node; a partition leaving fewer than ``min_samples_leaf`` samples on a side is discarded.  Codes absent
-    from the node go to the ``unseen`` side at prediction time (``"majority"``: the child with more training
-    samples at the node, ties to the left).
+    from the node go to the ``unseen`` side of the :class:`SubsetSplit` (``"larger_child"``, formerly
+    ``"majority"``: the child with more training samples at the node, ties to the left; or ``"left"`` /
+    ``"right"``).
+
+    Before its partition is searched, a nominal column is skipped when its second most frequent code at the
+    node has fewer than ``min_second_value_count`` samples, or, with ``prepruning="chi2"``, when the
+    chi-square test of its table (:func:`chi2_independence_pvalue`) gives ``p >= chi2_alpha`` -- the
+    authors' rules (see the module docstring).  Numeric columns are never skipped.
     """
     n, k = S_node.shape
+    unseen = _UNSEEN_ALIASES.get(unseen, unseen)
     features = np.asarray(features, dtype=np.intp)
     best = None
     best_key = None
@@ -54,6 +121,12 @@ def nominal_find_split(X_node, S_node, features, min_samples_leaf, *, nominal_ma
         present = np.flatnonzero(V.sum(axis=1) > 0)
         if present.size < 2:
             continue
+        if min_second_value_count is not None:
+            second = np.partition(V[present].sum(axis=1), -2)[-2]
+            if second < min_second_value_count:
+                continue
+        if prepruning == "chi2" and chi2_independence_pvalue(V[present]) >= chi2_alpha:
+            continue
         part = best_partition(V[present], method=method, impurity=criterion)
         left_codes = present[part.left]
         right = ~np.isin(codes, left_codes)
@@ -63,12 +136,28 @@ def nominal_find_split(X_node, S_node, features, min_samples_leaf, *, nominal_ma
         key = (part.impurity, int(f))
         if best_key is None or key < best_key:
             side = unseen
-            if side == "majority":
+            if side in ("larger_child", "node_majority"):
                 side = "right" if n_right > n - n_right else "left"
             split = SubsetSplit(int(f), left_codes, seen_values=present, unseen=side,
                                 labels=None if labels is None else labels[f])
             best, best_key = Candidate(split, float(part.impurity), right), key
     return best
+
+
+def _check_rule_params(est) -> None:
+    """Validate the optional tree rules of :class:`NominalTreeClassifier`."""
+    if not (est.prepruning is None or (isinstance(est.prepruning, str) and est.prepruning in PREPRUNING)):
+        raise ValueError(f"prepruning must be None or 'chi2', got {est.prepruning!r}")
+    alpha = est.chi2_alpha
+    if (isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(alpha)
+            or not 0.0 < alpha < 1.0):
+        raise ValueError(f"chi2_alpha must be a number in (0, 1), got {alpha!r}")
+    m = est.min_second_value_count
+    if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0):
+        raise ValueError(f"min_second_value_count must be None or a non-negative int, got {m!r}")
+    unseen = est.unseen
+    if not isinstance(unseen, str) or _UNSEEN_ALIASES.get(unseen, unseen) not in UNSEEN:
+        raise ValueError(f"unseen must be one of {UNSEEN} (or the former name 'majority'), got {unseen!r}")
 
 
 class NominalTreeClassifier(ClassifierMixin, BaseTree):
@@ -87,9 +176,26 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
     nominal_features : None or list of column names / indices
         Columns to treat as nominal.  ``None``: the pandas categorical, object, string and bool columns of a
         DataFrame (a numpy array is then all numeric).
-    unseen : {"majority", "left", "right"}
-        Side taken at prediction time by a category that did not reach the node at fit time (including
-        categories never seen in training): ``"majority"`` follows the child with more training samples.
+    unseen : {"larger_child", "node_majority", "left", "right"}
+        What prediction does with a category that did not reach a nominal split's node at fit time
+        (including categories never seen in training).  ``"larger_child"`` (default; formerly called
+        ``"majority"``, still accepted) follows the child with more training samples at the node (ties to the
+        left); ``"left"`` / ``"right"`` always take that side; ``"node_majority"`` (the authors' rule) stops
+        at the node: ``predict_proba`` returns the node's class fractions, ``predict`` its majority class
+        (ties to the first class of ``classes_``), and ``apply`` / ``decision_path`` end at that internal
+        node.  ``tree_`` alone (``tree_.predict``) routes such samples to the larger child in that mode.
+    prepruning : {None, "chi2"}
+        ``"chi2"``: the authors' pre-pruning -- at each node, a nominal attribute whose values x classes table
+        fails the chi-square test of independence (``p >= chi2_alpha``) is not split there; numeric
+        attributes are never tested; a node with no attribute left is a leaf (module docstring).
+    chi2_alpha : float in (0, 1)
+        Level of that test (0.1 in the authors' Table 4 runs).
+    min_second_value_count : None or int >= 0
+        A nominal attribute whose second most frequent value has fewer training samples at the node is not
+        split there (15 in the authors' Table 4 runs).  ``None`` (default) disables the rule.
+
+    :data:`AUTHORS_TREE_RULES` holds the authors' settings of the last four parameters; their depth limit
+    was 16 (``max_depth=16``).
 
     Attributes
     ----------
@@ -100,7 +206,8 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
     """
 
     def __init__(self, splitter="hcc", criterion="gini", max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_impurity_decrease=0.0, nominal_features=None, unseen="majority"):
+                 min_impurity_decrease=0.0, nominal_features=None, unseen="larger_child", prepruning=None,
+                 chi2_alpha=0.1, min_second_value_count=None):
         self.splitter = splitter
         self.criterion = criterion
         self.max_depth = max_depth
@@ -109,6 +216,9 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.nominal_features = nominal_features
         self.unseen = unseen
+        self.prepruning = prepruning
+        self.chi2_alpha = chi2_alpha
+        self.min_second_value_count = min_second_value_count
 
     # ------------------------------------------------------------------ encoding
     def _nominal_columns(self, X, columns):
@@ -194,8 +304,7 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
             raise ValueError(f"splitter must be one of {SPLITTERS}, got {self.splitter!r}")
         if self.criterion not in ("gini", "entropy"):
             raise ValueError(f"criterion must be 'gini' or 'entropy', got {self.criterion!r}")
-        if self.unseen not in ("majority", "left", "right"):
-            raise ValueError(f"unseen must be 'majority', 'left' or 'right', got {self.unseen!r}")
+        _check_rule_params(self)
         _check_growth_params(self)
         self._record_features(X)
         Xc = self._encode(X, fit=True)
@@ -219,7 +328,9 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
             n_codes[j] = cats.size
             labels[j] = [str(c) for c in cats]
         find = partial(nominal_find_split, nominal_mask=self.nominal_mask_, n_codes=n_codes,
-                       method=self.splitter, criterion=self.criterion, unseen=self.unseen, labels=labels)
+                       method=self.splitter, criterion=self.criterion, unseen=self.unseen, labels=labels,
+                       prepruning=self.prepruning, chi2_alpha=float(self.chi2_alpha),
+                       min_second_value_count=self.min_second_value_count)
         self.tree_ = grow_tree(
             Xc, onehot, find_split=find,
             leaf_value=lambda Sn: Sn.sum(axis=0) / Sn.shape[0],
@@ -233,9 +344,65 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
         check_is_fitted(self, "tree_")
         return self._encode(X, fit=False)
 
+    def _stops_at_unseen(self) -> bool:
+        return self.unseen == "node_majority"
+
+    def _walk(self, Xc):
+        """Nodes each sample reaches when an unseen category stops it at its node (``unseen="node_majority"``).
+
+        Returns ``(visits, stop)``: the ``(node, sample indices)`` pairs of the walk and the node whose
+        ``value`` predicts each sample (a leaf, or the internal node where its category was unseen).
+        """
+        t = self.tree_
+        stop = np.full(Xc.shape[0], LEAF, dtype=np.intp)
+        visits = []
+        stack = [(0, np.arange(Xc.shape[0]))]
+        while stack:
+            node, idx = stack.pop()
+            if idx.size == 0:
+                continue
+            visits.append((node, idx))
+            split = t.splits[node]
+            if split is None:
+                stop[idx] = node
+                continue
+            if isinstance(split, SubsetSplit) and split.seen_values is not None:
+                here = ~np.isin(Xc[idx, split.feature], split.seen_values)
+                stop[idx[here]] = node
+                idx = idx[~here]
+            right = np.asarray(split.route(Xc[idx]), dtype=bool)
+            stack.append((t.children_right[node], idx[right]))
+            stack.append((t.children_left[node], idx[~right]))
+        return visits, stop
+
     def predict_proba(self, X):
-        """Class fractions of the training samples in the leaf reached by each sample."""
-        return self.tree_.predict(self._validate_X_predict(X))
+        """Class fractions of the training samples in the node whose prediction each sample receives: the leaf
+        it reaches, or with ``unseen="node_majority"`` the node where its category was unseen."""
+        Xc = self._validate_X_predict(X)
+        if not self._stops_at_unseen():
+            return self.tree_.predict(Xc)
+        return self.tree_.value[self._walk(Xc)[1]]
 
     def predict(self, X):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def apply(self, X):
+        """Id of the node whose value predicts each sample (a leaf, except for categories stopped at their
+        node by ``unseen="node_majority"``)."""
+        Xc = self._validate_X_predict(X)
+        if not self._stops_at_unseen():
+            return self.tree_.apply(Xc)
+        return self._walk(Xc)[1]
+
+    def decision_path(self, X):
+        """Sparse (n_samples x n_nodes) indicator of the nodes each sample passes through (up to the node
+        where ``unseen="node_majority"`` stops it)."""
+        Xc = self._validate_X_predict(X)
+        if not self._stops_at_unseen():
+            return self.tree_.decision_path(Xc)
+        visits = self._walk(Xc)[0]
+        rows = np.concatenate([idx for _, idx in visits]) if visits else np.zeros(0, np.intp)
+        cols = np.concatenate([np.full(idx.size, node, np.intp) for node, idx in visits]) if visits else rows
+        m = sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(Xc.shape[0], self.tree_.n_nodes))
+        m.sort_indices()
+        return m
