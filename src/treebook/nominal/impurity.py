@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from treebook.tree.criteria import weighted_impurity as _core_weighted_impurity
+
 IMPURITIES = ("gini", "entropy")
 
 
@@ -25,29 +27,15 @@ def impurity_code(impurity: str) -> int:
     return IMPURITIES.index(impurity.lower())
 
 
-def _xlog2x(x: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(x, dtype=float)
-    pos = x > 0
-    out[pos] = x[pos] * np.log2(x[pos])
-    return out
-
-
 def weighted_impurity(counts, impurity: str = "gini") -> np.ndarray | float:
     """Frequency-weighted impurity ``I(v) = ||v||_1 i(v/||v||_1)`` of the count vectors along the last axis.
 
     Vectorised over all leading axes; rows of zeros give 0.  ``impurity`` is ``"gini"`` or ``"entropy"``
-    (entropy in bits).  Returns a float for a 1-D input.
+    (entropy in bits).  Returns a float for a 1-D input.  The arithmetic is the tree core's
+    (:func:`treebook.tree.criteria.weighted_impurity`), which every chapter shares; the numba kernels below
+    compute the same quantities inside the compiled sweeps.
     """
-    code = impurity_code(impurity)
-    c = np.asarray(counts, dtype=float)
-    s = c.sum(axis=-1)
-    if code == 0:
-        q = np.square(c).sum(axis=-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.where(s > 0, s - q / np.where(s > 0, s, 1.0), 0.0)
-    else:
-        out = _xlog2x(s) - _xlog2x(c).sum(axis=-1)
-    out = np.maximum(out, 0.0)
+    out = _core_weighted_impurity(counts, IMPURITIES[impurity_code(impurity)])
     return float(out) if np.ndim(out) == 0 else out
 
 

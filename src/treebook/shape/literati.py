@@ -44,6 +44,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..tree import ShapeSplit, TreeBuilder
 from ..tree.cart import BaseTree, CARTClassifier
+from ..tree.criteria import weighted_impurity
 from ..validation import check_classification_targets, check_X_y
 from .candidates import (
     best_depth1_all,
@@ -64,11 +65,8 @@ DEFAULT_CART_LEAVES = (32, 16, 8, 8, 4, 4, 4)
 
 
 def _gini_weighted(counts: np.ndarray) -> np.ndarray:
-    """n * gini(counts / n), over leading axes (0 for empty rows)."""
-    n = counts.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sq = (counts.astype(float) ** 2).sum(axis=-1) / np.where(n > 0, n, 1)
-    return n - sq
+    """n * gini(counts / n), over leading axes (0 for empty rows): the tree core's weighted impurity."""
+    return weighted_impurity(counts, "gini")
 
 
 class _Data:

@@ -17,7 +17,7 @@ from sklearn.base import ClassifierMixin
 
 from ..tree import Candidate, ShapeSplit, grow_tree
 from ..tree.cart import BaseTree
-from ..tree.criteria import node_impurity_classification, one_hot
+from ..tree.criteria import node_impurity_classification, one_hot, weighted_impurity
 from ..validation import check_classification_targets, check_X_y
 from .candidates import cart_candidates
 
@@ -25,8 +25,7 @@ __all__ = ["ShapeCARTClassifier", "shape_coordinate_descent"]
 
 
 def _wgini(c: np.ndarray) -> float:
-    n = c.sum()
-    return float(n - (c.astype(float) ** 2).sum() / n) if n > 0 else 0.0
+    return float(weighted_impurity(c, "gini"))
 
 
 def shape_coordinate_descent(counts: np.ndarray, max_breakpoints: int, min_leaf: int = 1, max_passes: int = 50):
