@@ -14,6 +14,7 @@ from treebook.nominal.montecarlo import (
     ratio_to_optimum,
     simulate,
     time_ratios,
+    win_cell,
     win_percentages,
 )
 
@@ -29,8 +30,9 @@ def test_random_tables_have_no_empty_rows_or_columns():
 def test_simulation_tables_are_recomputable_and_summaries_consistent():
     df = simulate([6, 8], [3, 4], n_tables=15, exact_max_n=8, random_state=3)
     assert len(df) == 2 * 2 * 2 * 15 * 4
-    # the same seed reproduces the same tables: recompute one cell's impurities from scratch
-    rng = np.random.default_rng(3)
+    # the same seed reproduces the same tables: recompute one cell's impurities from scratch (each cell
+    # draws from its own generator, so that a cell can be recomputed alone)
+    rng = np.random.default_rng([3, 6, 3])
     first = [random_table(rng, 6, 3) for _ in range(15)]
     sub = df[(df.n == 6) & (df.k == 3) & (df.impurity == "gini") & (df.method == "hcc")]
     np.testing.assert_allclose(sub["impurity_value"], [best_partition(V, "hcc", "gini").impurity for V in first])
@@ -48,6 +50,17 @@ def test_simulation_tables_are_recomputable_and_summaries_consistent():
         for m in exc.index:
             if (wins.xs(imp, level="impurity").xs(m, level="method") == 100).all().all():
                 assert exc.loc[m, imp] == pytest.approx(0, abs=1e-7)
+
+
+def test_one_cell_recomputes_alone():
+    df = simulate([6, 8], [3, 4], ("gini", "entropy"), n_tables=20, random_state=5)
+    wins = win_percentages(df)
+    alone = win_cell("entropy", 8, 4, n_tables=20, seed=5)
+    assert alone == {m: float(wins.loc[("entropy", 8, m), 4]) for m in alone}
+    # a Generator draws the cells in sequence instead (not recomputable cell by cell)
+    assert len(simulate([6], [3], ("gini",), n_tables=3, random_state=np.random.default_rng(0))) == 12
+    with pytest.raises(ValueError, match=">= 0"):
+        simulate([6], [3], n_tables=2, random_state=-1)
 
 
 def test_paired_wins_detects_a_clear_difference_and_ties():
@@ -79,3 +92,17 @@ def test_cross_validation_runs_on_a_real_data_set():
 def test_time_per_split_reports_every_configuration():
     t = time_per_split(["lca", "hcc"], [12], [3, 4], n_tables=2, min_seconds=0.0)
     assert len(t) == 4 and (t["ms_per_split"] > 0).all()
+
+
+def test_cross_validation_forwards_tree_params():
+    from treebook.nominal import AUTHORS_TREE_RULES
+
+    X, y = load_nominal("cars")
+    cv = cross_validate_splitters(X, y, ("lca",), "gini", n_repeats=1, n_folds=3, max_rows=300, random_state=1,
+                                  tree_params=AUTHORS_TREE_RULES)
+    plain = cross_validate_splitters(X, y, ("lca",), "gini", n_repeats=1, n_folds=3, max_rows=300, random_state=1)
+    assert len(cv) == 3 and cv["leaves"].sum() < plain["leaves"].sum()
+    with pytest.raises(ValueError, match="chi2_alpha"):
+        cross_validate_splitters(X, y, ("lca",), n_repeats=1, max_rows=300, tree_params={"chi2_alpha": 2.0})
+    with pytest.raises(ValueError, match="tree_params"):
+        cross_validate_splitters(X, y, ("lca",), n_repeats=1, max_rows=300, tree_params={"max_depth": 3})

@@ -17,6 +17,7 @@ from treebook.nominal.partitions import WIN_RTOL, at_least_as_good, best_partiti
 from treebook.validation import check_random_state
 
 __all__ = [
+    "AUTHORS_METHODS",
     "PAPER_METHODS",
     "random_table",
     "simulate",
@@ -24,10 +25,14 @@ __all__ = [
     "max_relative_excess",
     "time_ratios",
     "ratio_to_optimum",
+    "win_cell",
 ]
 
-#: The four procedures compared in the paper's Tables 1-3, in the paper's row order.
+#: The four procedures compared in the paper's Tables 1-3, in the paper's row order (PCext as published by
+#: Coppersmith et al.).
 PAPER_METHODS = ("hcc", "pcext", "sliqext", "lca")
+#: The same four as the authors' experiments ran them: PCext projects the count rows (``"pcext_counts"``).
+AUTHORS_METHODS = ("hcc", "pcext_counts", "sliqext", "lca")
 
 
 def random_table(rng, n: int, k: int, high: int = 7) -> np.ndarray:
@@ -45,8 +50,15 @@ def simulate(ns, ks, impurities=("gini", "entropy"), n_tables: int = 1000, metho
     Returns a long DataFrame with one row per (impurity, n, k, table, method): ``impurity_value``,
     ``seconds`` (CPU time of this process, robust to other processes sharing the machine) and, when ``n <= exact_max_n``, ``opt`` (the exhaustive optimum).  The same tables are used
     for all methods (and for both impurities).
+
+    With an integer ``random_state`` every cell draws its tables from its own generator,
+    ``default_rng([random_state, n, k])``, so one cell can be recomputed alone (:func:`win_cell`)
+    and gives the same tables whichever other cells are run; a ``Generator`` is drawn from in cell order.
     """
-    rng = check_random_state(random_state)
+    per_cell = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+    if per_cell and random_state < 0:
+        raise ValueError(f"random_state must be >= 0; got {random_state}")
+    rng = None if per_cell else check_random_state(random_state)
     methods = tuple(methods)
     cells = [(n, k) for n in ns for k in ks]
     warm = random_table(np.random.default_rng(0), 6, 3, high)
@@ -60,7 +72,8 @@ def simulate(ns, ks, impurities=("gini", "entropy"), n_tables: int = 1000, metho
 
         it = tqdm(cells, desc="Monte Carlo cells")
     for n, k in it:
-        tables = [random_table(rng, int(n), int(k), high) for _ in range(int(n_tables))]
+        cell_rng = np.random.default_rng([int(random_state), int(n), int(k)]) if per_cell else rng
+        tables = [random_table(cell_rng, int(n), int(k), high) for _ in range(int(n_tables))]
         for imp in impurities:
             vals = np.empty((len(tables), len(methods)))
             secs = np.empty_like(vals)
@@ -79,6 +92,15 @@ def simulate(ns, ks, impurities=("gini", "entropy"), n_tables: int = 1000, metho
                     "impurity_value": vals[:, j], "seconds": secs[:, j], "opt": opt,
                 }))
     return pd.concat(rows, ignore_index=True)
+
+
+def win_cell(impurity: str, n: int, k: int, n_tables: int, seed: int, methods=PAPER_METHODS,
+             rtol: float = WIN_RTOL) -> dict:
+    """Win percentage of each method in one (impurity, n, k) cell of Tables 1-2, as :func:`simulate`
+    with ``random_state=seed`` and :func:`win_percentages` compute it for the whole table."""
+    df = simulate([n], [k], (impurity,), n_tables=n_tables, methods=methods, random_state=int(seed))
+    w = win_percentages(df, methods, rtol)
+    return {m: float(w.loc[(impurity, n, m), k]) for m in methods}
 
 
 def _wide(df, value="impurity_value"):
