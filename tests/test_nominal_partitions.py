@@ -356,3 +356,24 @@ def test_partitions_module_keeps_its_names_and_the_kernels_live_in_kernels():
     for name in moved:
         assert getattr(partitions, name) is getattr(kernels, name)
         assert hasattr(getattr(kernels, name), "py_func"), f"{name} must stay a numba kernel"
+
+
+def test_candidate_counts_are_the_partitions_each_procedure_evaluates():
+    import itertools
+
+    from treebook.nominal import candidate_count, hypercube_directions
+
+    for n, k in [(2, 2), (5, 3), (9, 4), (12, 9)]:
+        assert candidate_count("hcc", n, k) == len(hypercube_directions(k)) * (n - 1)
+        assert candidate_count("lca", n, k) == n - 1 and candidate_count("one_vs_rest", n, k) == k * (n - 1)
+        assert candidate_count("pcext", n, k) == 2 * (n - 1)
+        # SLIQext: n - 1 rounds, each trying every value still on the left
+        assert candidate_count("sliqext", n, k) == sum(range(2, n + 1))
+    # the exhaustive search: every proper partition up to swapping the sides
+    n = 6
+    proper = {frozenset(c) for r in range(1, n) for c in itertools.combinations(range(n), r)}
+    assert candidate_count("exhaustive", n, 3) == len({min(s, frozenset(range(n)) - s, key=sorted) for s in proper})
+    with pytest.raises(ValueError, match="method must be one of"):
+        candidate_count("nope", 5, 3)
+    with pytest.raises(ValueError, match="n >= 2"):
+        candidate_count("hcc", 1, 3)

@@ -123,7 +123,7 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     The record gains a ``provenance`` entry (commit, date, profile, parameters, CPU model and count,
     wall and CPU seconds of the run; see :func:`treebook.results.provenance`).
     """
-    from .results import provenance
+    from .results import code_state, provenance
 
     src = notebook_path(stem)
     params = dict(load_profile(profile).get(src.stem, {}))
@@ -133,6 +133,7 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     result_path = out_dir / f"{src.stem}.json"
     params["result_path"] = str(result_path)
     executed = out_dir / f"{src.stem}.ipynb"
+    state = code_state()  # the code the run starts from
     t0, r0 = time.perf_counter(), _cpu_seconds()
     execute_notebook(src, executed, parameters=params, cwd=str(src.parent), kernel_name=kernel_name,
                      progress_bar=progress)
@@ -140,7 +141,7 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     if not result_path.is_file():
         raise RuntimeError(f"{src.name} ran but wrote no results to its result_path")
     record = json.loads(result_path.read_text())
-    record["provenance"] = provenance(profile, params, wall, cpu)
+    record["provenance"] = provenance(profile, params, wall, cpu, state=state)
     tmp = result_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(record, indent=2, allow_nan=False))
     os.replace(tmp, result_path)

@@ -44,7 +44,7 @@ import numpy as np
 
 __all__ = ["VERDICTS", "to_jsonable", "scorecard_row", "check_verdicts", "paper_digits", "record_slice",
            "recompute_slice", "save_results", "load_results", "provenance", "store_record", "stored_record",
-           "stored_records_dir", "paper_scale_value", "scorecard_frame"]
+           "stored_records_dir", "paper_scale_value", "scorecard_frame", "code_state"]
 
 #: the verdicts a scorecard row may carry
 VERDICTS = ("agrees", "differs: scale", "differs: protocol", "differs: unexplained")
@@ -205,16 +205,23 @@ def _git(args, cwd) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def provenance(profile: str, parameters: dict, wall_seconds: float, cpu_seconds: float, root=None) -> dict:
-    """Where and how a run was made: commit, date, profile, parameters, CPU and time."""
+def code_state(root=None) -> dict:
+    """The checkout's commit, whether tracked files differ from it, and the time: taken when a run starts."""
     from .notebooks import project_root
 
     root = Path(root) if root is not None else project_root()
-    commit = _git(["rev-parse", "HEAD"], root)
     dirty = _git(["status", "--porcelain", "--untracked-files=no"], root)
+    return {"commit": _git(["rev-parse", "HEAD"], root), "dirty": bool(dirty) if dirty is not None else None,
+            "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+
+
+def provenance(profile: str, parameters: dict, wall_seconds: float, cpu_seconds: float, root=None,
+               state: dict | None = None) -> dict:
+    """Where and how a run was made: commit, date, profile, parameters, CPU and time. ``state`` is
+    :func:`code_state` at the run's start (taken now when omitted)."""
+    state = state or code_state(root)
     return to_jsonable({
-        "commit": commit, "dirty": bool(dirty) if dirty is not None else None,
-        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        **state,
         "profile": profile, "parameters": {k: v for k, v in parameters.items() if k != "result_path"},
         "cpu_model": _cpu_model(), "cpu_count": os.cpu_count(), "python": platform.python_version(),
         "wall_seconds": round(float(wall_seconds), 1), "cpu_seconds": round(float(cpu_seconds), 1),
