@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from nominal_oracles import brute_force_opt, random_tables
 
 from treebook.nominal import (
     METHODS,
@@ -26,30 +27,6 @@ from treebook.nominal import (
 HEURISTICS = [m for m in METHODS if m not in ("exhaustive", "breiman")]
 RTOL = 1e-9
 
-
-def brute_force_opt(V, impurity):
-    """Independent oracle: every proper subset containing value 0 on the left, itertools enumeration."""
-    V = np.asarray(V, dtype=float)
-    n = V.shape[0]
-    best = np.inf
-    for r in range(1, n):
-        for rest in itertools.combinations(range(1, n), r - 1):
-            mask = np.zeros(n, dtype=bool)
-            mask[0] = True
-            mask[list(rest)] = True
-            best = min(best, partition_impurity(V, mask, impurity))
-    return best
-
-
-def random_tables(rng, count, n_range=(2, 9), k_range=(2, 5), high=8):
-    out = []
-    while len(out) < count:
-        n = rng.integers(*n_range, endpoint=True)
-        k = rng.integers(*k_range, endpoint=True)
-        V = rng.integers(0, high, size=(n, k)).astype(float)
-        if (V.sum(axis=1) > 0).all() and (V.sum(axis=0) > 0).all():
-            out.append(V)
-    return out
 
 
 def leq(a, b):
@@ -359,7 +336,6 @@ def test_partitions_module_keeps_its_names_and_the_kernels_live_in_kernels():
 
 
 def test_candidate_counts_are_the_partitions_each_procedure_evaluates():
-    import itertools
 
     from treebook.nominal import candidate_count, hypercube_directions
 

@@ -1,7 +1,6 @@
 """Tests of ``method="pcext_counts"``: PCext as the authors' experiment code ran it (count-row projection,
 values with identical class distributions merged), next to Coppersmith et al.'s ``"pcext"``."""
 
-import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -9,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from nominal_oracles import brute_force_opt, random_tables
 
 from treebook.nominal import METHODS, at_least_as_good, best_partition, partition_impurity, weighted_impurity
 
@@ -21,28 +21,6 @@ tables = arrays(
 ).filter(lambda V: V.sum() > 0)
 
 
-def random_tables(rng, count, n_range=(2, 9), k_range=(2, 5), high=8):
-    out = []
-    while len(out) < count:
-        n = rng.integers(*n_range, endpoint=True)
-        k = rng.integers(*k_range, endpoint=True)
-        V = rng.integers(0, high, size=(n, k)).astype(float)
-        if (V.sum(axis=1) > 0).all() and (V.sum(axis=0) > 0).all():
-            out.append(V)
-    return out
-
-
-def brute_force_opt(V, impurity):
-    V = np.asarray(V, dtype=float)
-    n = V.shape[0]
-    best = np.inf
-    for r in range(0, n - 1):
-        for rest in itertools.combinations(range(1, n), r):
-            mask = np.zeros(n, dtype=bool)
-            mask[0] = True
-            mask[list(rest)] = True
-            best = min(best, partition_impurity(V, mask, impurity))
-    return best
 
 
 def best_of_candidates(V, groups, order, impurity):
