@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treebook.interval import check_intervals, interval_loss, prefix_solve, total_loss
+from treebook.interval.solver import bits_next, bits_prev, bits_set
 
 
 def brute_min(y, loss, margin, w=None):
@@ -154,8 +155,6 @@ def test_check_intervals_shape():
 
 
 def test_active_set_next_and_previous_against_sorted_search():
-    from treebook.interval.solver import _bits_next, _bits_prev, _bits_set
-
     rng = np.random.default_rng(5)
     m = 700_000  # three level-2 words: exercises every level of the bit set
     l0 = np.zeros((m >> 6) + 1, np.uint64)
@@ -164,19 +163,38 @@ def test_active_set_next_and_previous_against_sorted_search():
     active = np.unique(np.concatenate([rng.choice(m, 40, replace=False), [0, 63, 64, 4095, 4096, 262143,
                                                                           262144, m - 1]]))
     for r in active:
-        _bits_set(l0, l1, l2, int(r))
+        bits_set(l0, l1, l2, int(r))
     for r in np.concatenate([active, rng.integers(0, m, 200)]):
         k = np.searchsorted(active, r, side="right")
-        assert _bits_next(l0, l1, l2, int(r), m) == (active[k] if k < active.size else m)
+        assert bits_next(l0, l1, l2, int(r), m) == (active[k] if k < active.size else m)
         k = np.searchsorted(active, r, side="left")
-        assert _bits_prev(l0, l1, l2, int(r)) == (active[k - 1] if k > 0 else -1)
+        assert bits_prev(l0, l1, l2, int(r)) == (active[k - 1] if k > 0 else -1)
     # a sparse set: the look-ups must cross empty words at every level
     l0[:] = 0
     l1[:] = 0
     l2[:] = 0
     for r in (5, m - 3):
-        _bits_set(l0, l1, l2, r)
-    assert _bits_next(l0, l1, l2, 5, m) == m - 3
-    assert _bits_prev(l0, l1, l2, m - 3) == 5
-    assert _bits_next(l0, l1, l2, m - 3, m) == m
-    assert _bits_prev(l0, l1, l2, 5) == -1
+        bits_set(l0, l1, l2, r)
+    assert bits_next(l0, l1, l2, 5, m) == m - 3
+    assert bits_prev(l0, l1, l2, m - 3) == 5
+    assert bits_next(l0, l1, l2, m - 3, m) == m
+    assert bits_prev(l0, l1, l2, 5) == -1
+
+
+def test_validation_lives_in_losses_and_is_imported_one_way():
+    import ast
+    import inspect
+
+    import treebook.interval.losses as losses
+    import treebook.interval.solver as solver
+    from treebook.interval import check_loss, check_margin
+
+    imports = [n for n in ast.walk(ast.parse(inspect.getsource(losses))) if isinstance(n, ast.ImportFrom)]
+    assert all(n.level == 0 and not (n.module or "").startswith("treebook") for n in imports)
+    # the names other modules import from the solver are the losses module's
+    assert solver.check_margin is losses.check_margin is check_margin
+    assert solver.LOSSES is losses.LOSSES and solver.check_loss is check_loss
+    assert check_loss("squared") == "squared" and check_margin(1) == 1.0
+    for bad in ("abs", None, ["linear"]):
+        with pytest.raises(ValueError, match="loss must be one of"):
+            check_loss(bad)

@@ -105,6 +105,34 @@ def test_weakest_link_pruning_minimises_cost_complexity():
     assert np.all(node_collapse_alphas(tree)[tree.children_left < 0] == -1)
 
 
+def _optimum(tree, alpha):
+    """min over prunings of (cost / N + alpha * leaves), by dynamic programming over the nodes."""
+    R = tree.impurity * tree.n_node_samples / tree.n_node_samples[0]
+    best = R + alpha
+    for t in range(tree.n_nodes - 1, -1, -1):
+        if tree.children_left[t] >= 0:
+            best[t] = min(best[t], best[tree.children_left[t]] + best[tree.children_right[t]])
+    return best[0]
+
+
+@pytest.mark.parametrize("loss", ["linear", "squared"])
+@pytest.mark.parametrize("margin", [0.0, 0.5])
+def test_pruned_trees_are_optimal_on_full_trees(loss, margin):
+    """Full trees often have a weakest link whose inner splits are stronger links (larger g): pruning must
+    keep those splits below the weakest link's alpha (the former MMIT pruning dropped them at any alpha > 0:
+    this test caught it on 10 of these 12 trees)."""
+    for seed in range(3):
+        X, y, _ = simulated_dataset(["linear", "sin", "abs"][seed], n_samples=150, random_state=seed)
+        tree = MMITRegressor(loss=loss, margin=margin).fit(X, y).full_tree_
+        collapse = node_collapse_alphas(tree)
+        assert np.all(collapse[tree.children_left >= 0] > 0)
+        alphas = pruning_alphas(tree)
+        for a in np.sqrt(alphas[1:-1] * alphas[2:]):
+            pruned = prune_tree(tree, a, collapse)
+            ours = tree_cost(pruned) / tree.n_node_samples[0] + a * pruned.n_leaves
+            assert ours == pytest.approx(_optimum(tree, a), rel=1e-12)
+
+
 def test_sklearn_api_and_gridsearch():
     X, y, _ = simulated_dataset("sin", n_samples=100, random_state=0)
     est = MMITRegressor(margin=0.1, max_depth=2)

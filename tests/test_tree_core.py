@@ -229,7 +229,8 @@ def test_bad_input_is_a_clear_error(X, y, match):
 
 def test_bad_params_and_predict_input():
     X, y = skdata.load_iris(return_X_y=True)
-    for params in ({"max_depth": -1}, {"min_samples_split": 1}, {"min_samples_leaf": 0}, {"criterion": "mse"}):
+    for params in ({"max_depth": -1}, {"min_samples_split": 1}, {"min_samples_leaf": 0}, {"criterion": "mse"},
+                   {"ccp_alpha": -0.1}, {"ccp_alpha": float("nan")}):
         with pytest.raises(ValueError):
             CARTClassifier(**params).fit(X, y)
     clf = CARTClassifier().fit(X, y)
@@ -241,6 +242,6 @@ def test_bad_params_and_predict_input():
         CARTRegressor().fit(X, np.where(y == 1, np.nan, y))
 
 
-@parametrize_with_checks([CARTClassifier(), CARTRegressor(max_depth=4)])
+@parametrize_with_checks([CARTClassifier(), CARTRegressor(max_depth=4), CARTClassifier(ccp_alpha=0.02)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -5,10 +5,11 @@
 - :class:`MMITRegressor`, :class:`MMITPrunedCV`, :class:`MMITForestRegressor`: trees, CV-pruned trees, forests.
 - baselines: :class:`L1LinearIntervalRegressor`, :class:`IntervalCARTRegressor`, :class:`ConstantIntervalRegressor`.
 - metric: :func:`interval_mse` and the scorer :data:`interval_mse_scorer`.
+- validation: :func:`check_intervals`, :func:`check_loss`, :func:`check_margin` (in :mod:`.losses`).
 """
 
 from .baselines import ConstantIntervalRegressor, IntervalCARTRegressor, L1LinearIntervalRegressor
-from .losses import check_intervals, hinge, interval_loss, total_loss
+from .losses import LOSSES, check_intervals, check_loss, check_margin, hinge, interval_loss, total_loss
 from .metrics import interval_accuracy, interval_mse, interval_mse_scorer, interval_squared_errors
 from .solver import SolveResult, prefix_solve
 from .tree import MMITForestRegressor, MMITPrunedCV, MMITRegressor, prune_tree, pruning_alphas
@@ -16,7 +17,10 @@ from .tree import MMITForestRegressor, MMITPrunedCV, MMITRegressor, prune_tree, 
 __all__ = [
     "SolveResult",
     "prefix_solve",
+    "LOSSES",
     "check_intervals",
+    "check_loss",
+    "check_margin",
     "hinge",
     "interval_loss",
     "total_loss",

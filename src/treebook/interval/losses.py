@@ -3,13 +3,38 @@
 A target interval ``[lower, upper]`` (either limit may be infinite, not both) and a prediction ``mu``
 give the loss ``phi(-mu + lower + margin) + phi(mu - upper + margin)`` with the linear hinge
 ``phi(x) = (x)_+`` or the squared hinge ``phi(x) = (x)_+^2``; an infinite limit contributes nothing.
+
+This module also holds the validation shared by the solver, the trees and the baselines
+(:data:`LOSSES`, :func:`check_loss`, :func:`check_margin`, :func:`check_intervals`); it imports nothing
+from the rest of the package, and :mod:`treebook.interval.solver` imports from it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .solver import LOSSES, check_margin
+__all__ = ["LOSSES", "check_intervals", "check_loss", "check_margin", "hinge", "interval_loss", "total_loss"]
+
+#: the two hinges of equation (1): ``(x)_+`` and ``(x)_+^2``
+LOSSES = ("linear", "squared")
+
+
+def check_loss(loss) -> str:
+    """Return ``loss`` if it names a hinge of :data:`LOSSES`, else raise ``ValueError``."""
+    if not isinstance(loss, str) or loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    return loss
+
+
+def check_margin(margin) -> float:
+    """Validate a margin (a finite non-negative number); returns it as a float."""
+    try:
+        margin = float(margin)
+    except (TypeError, ValueError):
+        raise ValueError(f"margin must be a number, got {margin!r}") from None
+    if not np.isfinite(margin) or margin < 0:
+        raise ValueError(f"margin must be finite and >= 0, got {margin}")
+    return margin
 
 
 def _rows(idx, limit=10):
@@ -50,8 +75,7 @@ def check_intervals(y, *, name="y", min_samples=1):
 
 def hinge(x, loss="linear"):
     """The hinge ``phi(x) = l((x)_+)`` with ``l(x) = x`` (linear) or ``x^2`` (squared)."""
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    check_loss(loss)
     xp = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
     return xp if loss == "linear" else xp * xp
 

@@ -30,7 +30,14 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-LOSSES = ("linear", "squared")
+from .losses import LOSSES, check_intervals, check_loss, check_margin
+
+# LOSSES, check_loss and check_margin live in .losses (imported here one way: losses imports nothing from
+# the solver); they stay importable from this module, where other modules have always found them.
+__all__ = [
+    "LOSSES", "SolveResult", "bits_next", "bits_prev", "bits_set", "breakpoints", "check_loss", "check_margin",
+    "prefix_solve", "sweep",
+]
 
 
 @dataclass(frozen=True)
@@ -60,14 +67,15 @@ class SolveResult:
 # one bit per non-empty level-0 word, level 2 one bit per non-empty level-1 word. Insertion sets three
 # bits; the next / previous active rank is found with a few word operations (count of trailing /
 # leading zeros) plus, at worst, a scan of the m / 2^18 level-2 words. The bit set takes m / 8 bytes and
-# stays in cache where a balanced tree or a Fenwick tree would not.
+# stays in cache where a balanced tree or a Fenwick tree would not. (bits_set / bits_next / bits_prev are
+# public so that the tests can check them against a sorted search; the sweep is their only user.)
 
 _ONE = np.uint64(1)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
-def _bits_set(l0, l1, l2, r):
+def bits_set(l0, l1, l2, r):
     w = r >> 6
     l0[w] |= _ONE << np.uint64(r & 63)
     w1 = w >> 6
@@ -104,7 +112,7 @@ def _below(b):
 
 
 @njit(cache=True)
-def _bits_next(l0, l1, l2, r, m):
+def bits_next(l0, l1, l2, r, m):
     """Smallest active rank > r, or m if none."""
     w = r >> 6
     x = l0[w] & _above(r & 63)
@@ -128,7 +136,7 @@ def _bits_next(l0, l1, l2, r, m):
 
 
 @njit(cache=True)
-def _bits_prev(l0, l1, l2, r):
+def bits_prev(l0, l1, l2, r):
     """Largest active rank < r, or -1 if none."""
     w = r >> 6
     x = l0[w] & _below(r & 63)
@@ -152,8 +160,9 @@ def _bits_prev(l0, l1, l2, r):
 
 
 @njit(cache=True)
-def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, cost, pred, lmoves):
-    """Add the intervals ``order[0], order[1], ...`` one at a time and record the minimum.
+def sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, cost, pred, lmoves):
+    """Add the intervals ``order[0], order[1], ...`` one at a time and record the minimum (the numba kernel
+    behind :func:`prefix_solve` and the split search of :mod:`treebook.interval.tree`).
 
     ``rank_lo[i]`` / ``rank_hi[i]``: rank of interval i's lower / upper breakpoint in ``bps`` (-1 if the
     limit is infinite). ``bps``: sorted breakpoint values (length m); ``is_upper[r]``: breakpoint r
@@ -197,7 +206,7 @@ def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, cost, pred, lmov
                 hb = -w
                 hc = w * b
             # --- insertion (equations (12)-(13))
-            _bits_set(l0, l1, l2, r)
+            bits_set(l0, l1, l2, r)
             if r < lo:
                 if up:
                     A += ha
@@ -259,7 +268,7 @@ def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, cost, pred, lmov
                                 B = 0.0
                                 C = 0.0
                             lo = hi
-                            hi = _bits_next(l0, l1, l2, hi, m)
+                            hi = bits_next(l0, l1, l2, hi, m)
                             direction = 1
                             moved = True
                 if not moved and direction <= 0 and lo >= 0:
@@ -283,7 +292,7 @@ def _sweep(order, rank_lo, rank_hi, bps, is_upper, wr, squared, cost, pred, lmov
                                 B = 0.0
                                 C = 0.0
                             hi = lo
-                            lo = _bits_prev(l0, l1, l2, lo)
+                            lo = bits_prev(l0, l1, l2, lo)
                             direction = -1
                             moved = True
                 if not moved:
@@ -392,23 +401,6 @@ def _scatter(order, vals, src, w, n):
     return rank_lo, rank_hi, bps, is_up, wr
 
 
-def _check_loss(loss):
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    return loss == "squared"
-
-
-def check_margin(margin):
-    """Validate a margin (a finite non-negative number)."""
-    try:
-        margin = float(margin)
-    except (TypeError, ValueError):
-        raise ValueError(f"margin must be a number, got {margin!r}") from None
-    if not np.isfinite(margin) or margin < 0:
-        raise ValueError(f"margin must be finite and >= 0, got {margin}")
-    return margin
-
-
 def prefix_solve(lower, upper, *, loss="linear", margin=0.0, weights=None):
     """Minimum of the sum of hinge losses of every prefix of a sequence of intervals.
 
@@ -432,9 +424,7 @@ def prefix_solve(lower, upper, *, loss="linear", margin=0.0, weights=None):
     SolveResult
         with arrays ``cost``, ``prediction``, ``moves`` and ``limit_moves``.
     """
-    from .losses import check_intervals
-
-    squared = _check_loss(loss)
+    squared = check_loss(loss) == "squared"
     margin = check_margin(margin)
     lower = np.asarray(lower, dtype=np.float64)
     upper = np.asarray(upper, dtype=np.float64)
@@ -467,6 +457,6 @@ def _solve_checked(lower, upper, squared, margin, weights, order=None):
     cost = np.empty(k)
     pred = np.empty(k)
     lmoves = np.empty((k, 2), dtype=np.int32)
-    _sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, cost, pred, lmoves)
+    sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, cost, pred, lmoves)
     return SolveResult(cost=cost, prediction=pred, moves=lmoves.sum(axis=1, dtype=np.int64),
                        limit_moves=lmoves)

@@ -19,10 +19,11 @@ from sklearn.model_selection import KFold
 from sklearn.utils.validation import check_is_fitted
 
 from ..tree import BaseTree, ThresholdSplit, Tree, TreeBuilder
+from ..tree import prune as core_pruning
 from ..validation import check_array, check_n_features, check_random_state
-from .losses import check_intervals
+from .losses import check_intervals, check_loss, check_margin
 from .metrics import interval_mse
-from .solver import _check_loss, _sweep, breakpoints, check_margin
+from .solver import breakpoints, sweep
 
 __all__ = [
     "MMITRegressor",
@@ -30,6 +31,8 @@ __all__ = [
     "MMITPrunedCV",
     "pruning_alphas",
     "prune_tree",
+    "node_collapse_alphas",
+    "grow_mmit",
 ]
 
 
@@ -52,8 +55,8 @@ def _node_search(Xn, orders, feats, rank_lo, rank_hi, bps, is_up, wr, squared, m
             continue
         for k in range(n):
             rev[k] = order[n - 1 - k]
-        _sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, cf, pr, lm)
-        _sweep(rev, rank_lo, rank_hi, bps, is_up, wr, squared, cb, pr, lm)
+        sweep(order, rank_lo, rank_hi, bps, is_up, wr, squared, cf, pr, lm)
+        sweep(rev, rank_lo, rank_hi, bps, is_up, wr, squared, cb, pr, lm)
         for i in range(min_leaf - 1, n - min_leaf):
             if Xn[order[i], f] == Xn[order[i + 1], f]:
                 continue
@@ -72,7 +75,7 @@ def _node_solve(y, squared, margin):
     cost = np.empty(n)
     pred = np.empty(n)
     lm = np.empty((n, 2), dtype=np.int32)
-    _sweep(np.arange(n, dtype=np.int64), rank_lo, rank_hi, bps, is_up, wr, squared, cost, pred, lm)
+    sweep(np.arange(n, dtype=np.int64), rank_lo, rank_hi, bps, is_up, wr, squared, cost, pred, lm)
     return float(cost[-1]), float(pred[-1]), (rank_lo, rank_hi, bps, is_up, wr)
 
 
@@ -84,7 +87,7 @@ def grow_mmit(X, y, *, loss="linear", margin=0.0, max_depth=None, min_samples_sp
     ``impurity * n_node_samples`` is the leaf cost of equation (2) (used by pruning). A node is split
     only when the best split lowers the total cost.
     """
-    squared = _check_loss(loss)
+    squared = check_loss(loss) == "squared"
     margin = check_margin(margin)
     n, p = X.shape
     rng = check_random_state(random_state) if max_features is not None else None
@@ -128,89 +131,33 @@ def grow_mmit(X, y, *, loss="linear", margin=0.0, max_depth=None, min_samples_sp
 
 
 # ----------------------------------------------------------------------------------------------
-# minimal cost-complexity pruning (Breiman et al. 1984, chapter 3), used by the paper's protocol
-
-
-@njit(cache=True)
-def _collapse_alphas(left, right, parent, R):
-    """For each internal node, the alpha at which weakest-link pruning turns it into a leaf.
-
-    ``R[t]`` is the cost of node t as a leaf. Leaves get -1. Nodes are numbered so that children
-    follow their parents (true for trees built top-down).
-    """
-    nn = left.shape[0]
-    out = np.full(nn, -1.0)
-    leaf = left < 0
-    removed = np.zeros(nn, dtype=np.bool_)
-    rsub = np.empty(nn)
-    nleaf = np.empty(nn)
-    alpha = 0.0
-    while not leaf[0]:
-        for t in range(nn - 1, -1, -1):
-            if removed[t]:
-                continue
-            if leaf[t]:
-                rsub[t] = R[t]
-                nleaf[t] = 1.0
-            else:
-                rsub[t] = rsub[left[t]] + rsub[right[t]]
-                nleaf[t] = nleaf[left[t]] + nleaf[right[t]]
-        gmin = np.inf
-        for t in range(nn):
-            if not removed[t] and not leaf[t]:
-                g = (R[t] - rsub[t]) / (nleaf[t] - 1.0)
-                if g < gmin:
-                    gmin = g
-        if gmin > alpha:
-            alpha = gmin
-        thr = gmin + 1e-12 * (1.0 + abs(gmin))
-        for t in range(nn):
-            if not removed[t] and not leaf[t]:
-                g = (R[t] - rsub[t]) / (nleaf[t] - 1.0)
-                if g <= thr:
-                    leaf[t] = True
-                    out[t] = alpha
-        # drop the descendants of the new leaves
-        for t in range(1, nn):
-            par = parent[t]
-            if removed[par] or leaf[par]:
-                removed[t] = True
-    return out
+# minimal cost-complexity pruning (Breiman et al. 1984, chapter 3), used by the paper's protocol: the tree
+# core's weakest-link pruning (treebook.tree.prune) with the node hinge loss as the node cost
 
 
 def node_collapse_alphas(tree: Tree) -> np.ndarray:
-    """Alpha at which each internal node is pruned away (``-1`` at leaves).
+    """Alpha at which each internal node stops being internal under weakest-link pruning (``-1`` at leaves).
 
-    Costs are normalised by the number of training samples at the root, as in scikit-learn, so that
-    alphas of trees grown on different folds are comparable.
+    A node's cost is its minimum total hinge loss (``impurity * n_node_samples``) divided by the number of
+    training samples at the root, as scikit-learn normalises its costs, so that alphas of trees grown on
+    different folds are comparable (:func:`treebook.tree.prune.node_costs`). Breiman et al.'s grouped
+    book-keeping (``method="grouped"``): branches whose ``g`` ties within a relative 1e-12 are pruned
+    together and the alphas increase strictly.
     """
-    R = tree.impurity * tree.n_node_samples / tree.n_node_samples[0]
-    return _collapse_alphas(tree.children_left.astype(np.int64), tree.children_right.astype(np.int64),
-                            tree.parent.astype(np.int64), R.astype(np.float64))
+    return core_pruning.collapse_alphas(tree, method="grouped")
 
 
 def pruning_alphas(tree: Tree) -> np.ndarray:
     """The increasing sequence 0 = alpha_0 < alpha_1 < ... of the weakest-link pruning path."""
-    a = node_collapse_alphas(tree)
-    return np.unique(np.concatenate([[0.0], a[a >= 0]]))
+    return core_pruning.pruning_alphas(tree, collapse=node_collapse_alphas(tree))
 
 
 def prune_tree(tree: Tree, alpha: float, collapse=None) -> Tree:
     """The smallest minimal cost-complexity subtree for ``alpha`` (internal nodes with collapse alpha
-    ``<= alpha`` become leaves)."""
+    ``<= alpha`` become leaves; ``collapse`` from :func:`node_collapse_alphas` saves recomputing it)."""
     if collapse is None:
         collapse = node_collapse_alphas(tree)
-    b = TreeBuilder(n_outputs=tree.n_outputs)
-    stack = [(0, -1, False)]
-    while stack:
-        old, par, is_right = stack.pop()
-        new = b.add_node(tree.value[old], tree.n_node_samples[old], tree.impurity[old], parent=par,
-                         is_right=is_right)
-        if tree.children_left[old] >= 0 and collapse[old] > alpha:
-            b.set_split(new, tree.splits[old])
-            stack.append((tree.children_right[old], new, True))
-            stack.append((tree.children_left[old], new, False))
-    return b.build()
+    return core_pruning.prune_tree(tree, alpha, collapse=collapse)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -218,7 +165,7 @@ def prune_tree(tree: Tree, alpha: float, collapse=None) -> Tree:
 
 
 def _check_tree_params(est):
-    _check_loss(est.loss)
+    check_loss(est.loss)
     check_margin(est.margin)
     if est.max_depth is not None and (not isinstance(est.max_depth, (int, np.integer)) or est.max_depth < 0):
         raise ValueError(f"max_depth must be None or an int >= 0; got {est.max_depth!r}")
@@ -226,8 +173,7 @@ def _check_tree_params(est):
         raise ValueError(f"min_samples_split must be an int >= 2; got {est.min_samples_split!r}")
     if not isinstance(est.min_samples_leaf, (int, np.integer)) or est.min_samples_leaf < 1:
         raise ValueError(f"min_samples_leaf must be an int >= 1; got {est.min_samples_leaf!r}")
-    if not np.isfinite(est.ccp_alpha) or est.ccp_alpha < 0:
-        raise ValueError(f"ccp_alpha must be finite and >= 0; got {est.ccp_alpha!r}")
+    core_pruning.check_ccp_alpha(est.ccp_alpha)
 
 
 def _resolve_max_features(max_features, p):
@@ -352,7 +298,7 @@ class MMITPrunedCV(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = _check_Xy(X, y)
-        _check_loss(self.loss)
+        check_loss(self.loss)
         if not isinstance(self.cv, (int, np.integer)) or self.cv < 2:
             raise ValueError(f"cv must be an int >= 2; got {self.cv!r}")
         if X.shape[0] < self.cv:

@@ -298,14 +298,14 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
     # ------------------------------------------------------------------ API
     def fit(self, X, y):
         """Grow the tree on ``X`` (DataFrame or array) and class labels ``y``."""
-        from treebook.tree.cart import _check_growth_params
+        from treebook.tree.cart import check_growth_params
 
         if self.splitter not in SPLITTERS:
             raise ValueError(f"splitter must be one of {SPLITTERS}, got {self.splitter!r}")
         if self.criterion not in ("gini", "entropy"):
             raise ValueError(f"criterion must be 'gini' or 'entropy', got {self.criterion!r}")
         _check_rule_params(self)
-        _check_growth_params(self)
+        check_growth_params(self)
         self._record_features(X)
         Xc = self._encode(X, fit=True)
         y = np.asarray(y)

@@ -5,6 +5,14 @@ features considered at each node, grow the same trees as scikit-learn's
 ``DecisionTreeClassifier`` / ``DecisionTreeRegressor`` (the book's chapter 0 checks this on
 real data; ties between equally good splits may be broken differently).
 
+``ccp_alpha`` prunes the grown tree by minimal cost-complexity (weakest-link) pruning, Breiman et al.
+(1984), chapter 3, with scikit-learn's rule (:mod:`treebook.tree.prune`, ``method="sequential"``) and
+scikit-learn's node costs (:func:`ccp_node_costs`): a tree identical to scikit-learn's before pruning is
+identical after pruning at every ``ccp_alpha``, and ``cost_complexity_pruning_path`` returns the same
+``ccp_alphas`` and ``impurities`` -- to the last bit for classification and for regression targets whose
+sums are exact (integers); for other float targets scikit-learn sums in another order, the alphas agree to
+~1e-14 relative, and a ``ccp_alpha`` within that rounding of an effective alpha may prune differently.
+
 :class:`BaseTree` holds what every tree estimator of the book shares: prediction through the
 fitted :class:`~treebook.tree.structure.Tree`, ``apply``, ``decision_path``, depth and leaf
 counts, text export and drawing.
@@ -12,22 +20,28 @@ counts, text export and drawing.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from numba import njit
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_array, check_classification_targets, check_n_features, check_X_y
-from .criteria import check_criterion, node_impurity_classification, node_impurity_mse, one_hot
+from .criteria import check_criterion, node_impurity_classification, one_hot
 from .export import export_text, plot_tree
 from .grow import best_threshold_split, grow_tree
+from .prune import check_ccp_alpha, prune_tree, pruning_path
+from .structure import Tree
 
-__all__ = ["BaseTree", "CARTClassifier", "CARTRegressor"]
+__all__ = ["BaseTree", "CARTClassifier", "CARTRegressor", "ccp_node_costs", "check_growth_params"]
 
 
-def _check_growth_params(est) -> None:
-    """Validate the growth hyper-parameters shared by the tree estimators."""
+def check_growth_params(est) -> None:
+    """Validate the growth hyper-parameters shared by the tree estimators (``max_depth``,
+    ``min_samples_split``, ``min_samples_leaf`` and, when the estimator has it, ``min_impurity_decrease``)."""
     if est.max_depth is not None and (not isinstance(est.max_depth, (int, np.integer)) or est.max_depth < 0):
         raise ValueError(f"max_depth must be None or a non-negative int; got {est.max_depth!r}")
     if not isinstance(est.min_samples_split, (int, np.integer)) or est.min_samples_split < 2:
@@ -37,6 +51,50 @@ def _check_growth_params(est) -> None:
     mid = getattr(est, "min_impurity_decrease", 0.0)
     if mid < 0:
         raise ValueError(f"min_impurity_decrease must be >= 0; got {mid!r}")
+
+
+
+@njit(cache=True)
+def _class_impurity_sklearn(counts, n):
+    """Gini and entropy of each node from its class counts, in scikit-learn's order of operations:
+    ``1 - sum(c_k^2) / n^2`` and ``-sum(p_k * (ln p_k / ln 2))`` with ``p_k = c_k / n``."""
+    nn, k = counts.shape
+    gini = np.empty(nn)
+    entropy = np.empty(nn)
+    for t in range(nn):
+        sq = 0.0
+        e = 0.0
+        for c in range(k):
+            ck = counts[t, c]
+            sq += ck * ck
+            if ck > 0.0:
+                p = ck / n[t]
+                e -= p * (math.log(p) / math.log(2.0))
+        gini[t] = 1.0 - sq / (n[t] * n[t])
+        entropy[t] = e
+    return gini, entropy
+
+
+def ccp_node_costs(tree: Tree, criterion: str) -> np.ndarray:
+    """Per-node cost ``R(t) = n_t * i(t) / N`` of a CART tree for cost-complexity pruning, as scikit-learn
+    computes it.
+
+    For ``"gini"`` / ``"entropy"`` the impurity ``i(t)`` is recomputed from the node's class counts
+    (``value * n_node_samples``) in scikit-learn's order of operations, which can differ from the
+    growth-time impurity in the last bits: with identical trees the effective alphas are then
+    bit-identical to scikit-learn's, so a ``ccp_alpha`` equal to one of them prunes the same branches.
+    For ``"mse"`` it is the stored impurity (the same formula as scikit-learn's; equal to the last bit
+    when the target sums are exact, e.g. integer targets).
+    """
+    check_criterion(criterion, ("gini", "entropy", "mse"))
+    n = tree.n_node_samples.astype(np.float64)
+    if criterion == "mse":
+        imp = tree.impurity
+    else:
+        counts = np.rint(tree.value * n[:, None])
+        gini, entropy = _class_impurity_sklearn(np.ascontiguousarray(counts), n)
+        imp = gini if criterion == "gini" else entropy
+    return n * imp / n[0]
 
 
 def _resolve_max_features(max_features, p: int) -> int | None:
@@ -68,6 +126,25 @@ def _class_fractions(onehot):
 
 def _mean(y):
     return y.mean(axis=0)
+
+
+def _node_impurity_mse(y) -> float:
+    """Squared-error impurity of a node in scikit-learn's order of operations: ``sum_k sum_i y_ik^2 / n -
+    sum_k (sum_i y_ik / n)^2``, divided by the number of outputs. With one output this is, to the last
+    bit, :func:`~treebook.tree.criteria.node_impurity_mse`; with several it is scikit-learn's value, not
+    the mean of the per-output impurities (which differs in the last bits), so that cost-complexity
+    alphas of multi-output trees match scikit-learn's exactly when the target sums are exact."""
+    y = y.reshape(len(y), -1)
+    n = y.shape[0]
+    if n == 0:
+        return 0.0
+    sq = (y * y).sum(axis=0)
+    s = y.sum(axis=0)
+    imp = float(sq.sum()) / n
+    for k in range(y.shape[1]):
+        mean = float(s[k]) / n
+        imp -= mean * mean  # scikit-learn's compiled ``mean ** 2.0`` is this product, not libm's pow
+    return imp / y.shape[1]
 
 
 class BaseTree(BaseEstimator):
@@ -126,7 +203,29 @@ class BaseTree(BaseEstimator):
             self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
 
 
-class CARTClassifier(ClassifierMixin, BaseTree):
+class _CostComplexityPruning:
+    """``ccp_alpha`` and ``cost_complexity_pruning_path`` for the CART estimators (scikit-learn's rule)."""
+
+    def _prune(self):
+        """Replace ``tree_`` by its minimal cost-complexity subtree at ``ccp_alpha`` (0: unchanged)."""
+        alpha = check_ccp_alpha(self.ccp_alpha)
+        if alpha > 0:
+            self.tree_ = prune_tree(self.tree_, alpha, ccp_node_costs(self.tree_, self.criterion))
+        return self
+
+    def cost_complexity_pruning_path(self, X, y) -> Bunch:
+        """The weakest-link pruning path of the tree grown on ``(X, y)`` with ``ccp_alpha=0``.
+
+        As scikit-learn's: a Bunch with ``ccp_alphas`` (0, then the effective alpha of each pruning step,
+        one step per collapsed branch, so tied alphas repeat) and ``impurities`` (the total weighted
+        impurity ``sum n_t/N i(t)`` of the leaves of the subtree after each step).
+        """
+        est = clone(self).set_params(ccp_alpha=0.0).fit(X, y)
+        path = pruning_path(est.tree_, ccp_node_costs(est.tree_, est.criterion))
+        return Bunch(ccp_alphas=path.ccp_alphas, impurities=path.impurities)
+
+
+class CARTClassifier(_CostComplexityPruning, ClassifierMixin, BaseTree):
     """CART classification tree (greedy, axis-aligned, Gini or entropy).
 
     Parameters
@@ -139,10 +238,17 @@ class CARTClassifier(ClassifierMixin, BaseTree):
         Features drawn (without replacement) at each node; ``None`` = all, in index order.
     random_state : int, Generator or None
         Seeds the feature draws.
+    ccp_alpha : float >= 0
+        Complexity parameter of minimal cost-complexity (weakest-link) pruning, Breiman et al. (1984),
+        chapter 3, in scikit-learn's units (node cost ``n_t/N * impurity``): after growing, the weakest
+        link (the branch of smallest effective alpha ``g(t) = (R(t) - R(T_t)) / (|leaves(T_t)| - 1)``,
+        lowest node id on ties) is collapsed into a leaf, again and again, while its effective alpha is
+        ``<= ccp_alpha``, exactly as ``sklearn.tree.DecisionTreeClassifier(ccp_alpha=...)`` prunes.
+        0 (the default) prunes nothing.
     """
 
     def __init__(self, criterion="gini", max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_impurity_decrease=0.0, max_features=None, random_state=None):
+                 min_impurity_decrease=0.0, max_features=None, random_state=None, ccp_alpha=0.0):
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -150,18 +256,22 @@ class CARTClassifier(ClassifierMixin, BaseTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.max_features = max_features
         self.random_state = random_state
+        self.ccp_alpha = ccp_alpha
 
     def fit(self, X, y):
+        """Grow the tree on ``X`` and class labels ``y``, then prune it at ``ccp_alpha``."""
         check_criterion(self.criterion)
-        _check_growth_params(self)
+        check_growth_params(self)
+        check_ccp_alpha(self.ccp_alpha)
         self._record_features(X)
         X, y = check_X_y(X, y)
         self.classes_, y_enc = check_classification_targets(y)
         self.n_features_in_ = X.shape[1]
         self.n_classes_ = self.classes_.size
         onehot = one_hot(y_enc, self.n_classes_)
-        return self._grow(X, onehot, self.criterion, _class_fractions,
-                          partial(node_impurity_classification, criterion=self.criterion))
+        self._grow(X, onehot, self.criterion, _class_fractions,
+                   partial(node_impurity_classification, criterion=self.criterion))
+        return self._prune()
 
     def predict_proba(self, X) -> np.ndarray:
         """Class fractions of the training samples in the leaf each sample reaches."""
@@ -173,14 +283,16 @@ class CARTClassifier(ClassifierMixin, BaseTree):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
-class CARTRegressor(RegressorMixin, BaseTree):
+class CARTRegressor(_CostComplexityPruning, RegressorMixin, BaseTree):
     """CART regression tree (squared error); leaves predict the mean target.
 
-    Parameters are those of :class:`CARTClassifier` except ``criterion`` (only ``"mse"``).
+    Parameters are those of :class:`CARTClassifier` except ``criterion`` (only ``"mse"``);
+    ``ccp_alpha`` prunes as ``sklearn.tree.DecisionTreeRegressor(ccp_alpha=...)`` does (node cost: the
+    node's share of the samples times its mean squared error).
     """
 
     def __init__(self, criterion="mse", max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_impurity_decrease=0.0, max_features=None, random_state=None):
+                 min_impurity_decrease=0.0, max_features=None, random_state=None, ccp_alpha=0.0):
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -188,6 +300,7 @@ class CARTRegressor(RegressorMixin, BaseTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.max_features = max_features
         self.random_state = random_state
+        self.ccp_alpha = ccp_alpha
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -195,15 +308,18 @@ class CARTRegressor(RegressorMixin, BaseTree):
         return tags
 
     def fit(self, X, y):
+        """Grow the tree on ``X`` and targets ``y`` ((n,) or (n, q)), then prune it at ``ccp_alpha``."""
         check_criterion(self.criterion, ("mse",))
-        _check_growth_params(self)
+        check_growth_params(self)
+        check_ccp_alpha(self.ccp_alpha)
         self._record_features(X)
         multi = y is not None and np.asarray(y).ndim == 2
         X, y = check_X_y(X, y, y_numeric=True, multi_output=multi)
         self.n_features_in_ = X.shape[1]
         self._multi = y.ndim == 2
         y2 = y.reshape(y.shape[0], -1)
-        return self._grow(X, y2, "mse", _mean, node_impurity_mse)
+        self._grow(X, y2, "mse", _mean, _node_impurity_mse)
+        return self._prune()
 
     def predict(self, X) -> np.ndarray:
         X = self._validate_X_predict(X)
