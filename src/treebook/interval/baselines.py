@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import numbers
+import warnings
+
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import linprog
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from ..tree import CARTRegressor
-from ..validation import check_array, check_n_features
-from .losses import check_intervals
+from ..validation import check_array, check_n_features, check_random_state
+from .losses import check_intervals, check_loss, check_margin
 from .metrics import interval_mse
-from .solver import _check_loss, check_margin, prefix_solve
+from .solver import prefix_solve
 
 __all__ = ["L1LinearIntervalRegressor", "IntervalCARTRegressor", "ConstantIntervalRegressor",
-           "l1_linear_lp_pulp", "l1_linear_lp_highs"]
+           "L1_LINEAR_CONFIGS", "l1_linear_lp_pulp", "l1_linear_lp_highs", "squared_hinge_l1_fista",
+           "squared_hinge_l1_objective"]
 
 
 def _check_Xy(X, y):
@@ -33,15 +39,21 @@ class _IntervalScore:
 
 
 # ----------------------------------------------------------------------------------------------
-# L1-Linear (Rigaill, Hocking, Vert & Bach 2013)
+# L1-Linear (Rigaill, Hocking, Vert & Bach 2013), the paper's baseline as the MMIT authors ran it:
+# penaltyLearning's ``IntervalRegressionCV`` (tdhock/penaltyLearning, R/IntervalRegression.R), called
+# with its defaults by tdhock/mmit-paper, penaltyLearning.predictions.R. In the standardised feature space,
 #
-#   min_{w, b}  sum_i [ (y_lo_i + eps - w.x_i - b)_+ + (w.x_i + b - y_hi_i + eps)_+ ]  +  n * lam * ||w||_1
+#   min_{w, b}  (1/n) sum_i [ (y_lo_i + m - w.x_i - b)_+^2 + (w.x_i + b - y_hi_i + m)_+^2 ]  +  lam * ||w||_1
 #
-# as a linear programme: w = w+ - w-, slacks xi >= 0 for every finite limit.
+# solved by FISTA along the path lam = 0.001 * 1.2^k until every weight is zero, lam chosen by 5-fold
+# validation squared hinge, refit on all the data. The linear-hinge variant is the LP below.
 
 
 def l1_linear_lp_pulp(X, y, penalty, margin):
-    """Solve the L1-Linear LP written with pulp (the readable formulation) and HiGHS; returns (w, b)."""
+    """Solve the L1-Linear LP written with pulp (the readable formulation) and HiGHS; returns (w, b).
+
+    The LP is ``min sum_i [(y_lo_i + margin - f_i)_+ + (f_i - y_hi_i + margin)_+] + n * penalty * ||w||_1``
+    with ``f_i = w.x_i + b`` (linear hinge; ``w = w+ - w-``, a slack for every finite limit)."""
     import pulp
 
     n, p = X.shape
@@ -97,47 +109,388 @@ def l1_linear_lp_highs(X, y, penalty, margin):
     return z[:p] - z[p:2 * p], float(z[2 * p])
 
 
+def _squared_hinge_terms(f, y, margin):
+    """The violations ``a = (y_lo + m - f)_+`` and ``c = (f - y_hi + m)_+`` (0 at an infinite limit)."""
+    with np.errstate(invalid="ignore"):
+        a = np.maximum(y[:, 0] + margin - f, 0.0)
+        c = np.maximum(f - y[:, 1] + margin, 0.0)
+    return a, c
+
+
+def squared_hinge_l1_objective(X, y, w, b, penalty, margin):
+    """``mean_i [(y_lo_i + m - f_i)_+^2 + (f_i - y_hi_i + m)_+^2] + penalty * ||w||_1``, ``f = X w + b``:
+    the cost of penaltyLearning's ``IntervalRegressionInternal`` (tdhock/penaltyLearning,
+    R/IntervalRegression.R: mean squared hinge, intercept unpenalised)."""
+    a, c = _squared_hinge_terms(np.asarray(X) @ np.asarray(w) + b, y, margin)
+    return float(np.mean(a * a + c * c) + penalty * np.abs(w).sum())
+
+
+def squared_hinge_l1_fista(X, y, penalty, margin, *, init=None, tol=1e-3, max_iter=1000, max_restarts=8):
+    """Minimise :func:`squared_hinge_l1_objective` by FISTA, as penaltyLearning's ``IntervalRegressionInternal``
+    (tdhock/penaltyLearning, R/IntervalRegression.R); returns ``(w, b, n_iter)``.
+
+    penaltyLearning's choices, reproduced: FISTA (Beck & Teboulle 2009) with a constant step ``1/L``,
+    ``L`` the mean squared norm of the rows of ``[1, X]`` (no line search); the intercept is neither
+    thresholded nor penalised; stop when the distance of 0 to the subdifferential,
+    ``max(|dF/db|, max_j dist(-dF/dw_j, penalty * sign-set(w_j)))``, is below ``tol`` (their ``threshold=1e-3``);
+    on a non-finite iterate or a criterion above 1e20 restart from ``init`` with ``L *= 1.5``; after
+    ``max_iter`` iterations (their ``max.iterations=1e3``) go on with ``L *= 1.5`` and twice the iterations.
+    Ours: after ``max_restarts`` such increases stop with a ``ConvergenceWarning`` (theirs loops on).
+    ``init``: the starting ``(w, b)`` (warm start; zeros by default).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, p = X.shape
+    Z = np.hstack([np.ones((n, 1)), X])
+    theta0 = np.zeros(p + 1) if init is None else np.concatenate([[init[1]], init[0]]).astype(np.float64)
+    lipschitz = float(np.mean(np.sum(Z * Z, axis=1)))
+
+    def grad(f):
+        a, c = _squared_hinge_terms(f, y, margin)
+        return Z.T @ (2.0 * (c - a)) / n
+
+    def criterion(theta, g):
+        w, gw = theta[1:], g[1:]
+        d = np.where(w == 0, np.maximum(np.abs(gw) - penalty, 0.0),
+                     np.where(w < 0, np.abs(gw - penalty), np.abs(gw + penalty)))
+        return max(abs(g[0]), float(d.max(initial=0.0)))
+
+    def start():
+        return theta0.copy(), Z @ theta0
+
+    x, fx = start()
+    y_pt, fy = x.copy(), fx.copy()
+    t, it, budget, total, restarts = 1.0, 1, int(max_iter), 0, 0
+    crit = tol
+    while crit >= tol:
+        x_last, fx_last = x, fx
+        z = y_pt - grad(fy) / lipschitz
+        thr = penalty / lipschitz
+        z[1:] = np.where(np.abs(z[1:]) < thr, 0.0, z[1:] - thr * np.sign(z[1:]))
+        x, fx = z, Z @ z
+        t_last, t = t, (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
+        beta = (t_last - 1.0) / t
+        y_pt, fy = x + beta * (x - x_last), fx + beta * (fx - fx_last)
+        crit = criterion(x, grad(fx)) if np.isfinite(x).all() else np.inf
+        it += 1
+        total += 1
+        if not np.isfinite(x).all() or crit > 1e20:      # diverged: restart with a longer step
+            x, fx = start()
+            y_pt, fy = x.copy(), fx.copy()
+            t, it, crit = 1.0, 1, tol
+            lipschitz *= 1.5
+            restarts += 1
+        if it > budget:                                   # slow: shorter step, more iterations
+            lipschitz *= 1.5
+            it, budget = 1, 2 * budget
+            restarts += 1
+        if restarts > max_restarts:
+            warnings.warn(f"FISTA stopped after {total} iterations with criterion {crit:.3g} >= tol={tol} "
+                          f"(penalty={penalty})", ConvergenceWarning, stacklevel=2)
+            break
+    return x[1:].copy(), float(x[0]), total
+
+
+def _geometric_penalties(initial, factor):
+    """``initial * factor^k`` computed as penaltyLearning does (repeated multiplication)."""
+    lam = float(initial)
+    while True:
+        yield lam
+        lam = lam * factor
+
+
+_MAX_PATH = 2000
+_LP_ZERO = 1e-10          # |w_j| below this counts as zero for the LP's path end (FISTA gives exact zeros)
+
+_VALIDATIONS = ("squared_hinge", "linear_hinge", "mse", "incorrect_intervals")
+
+
+def _validation_loss(pred, y, criterion, margin):
+    """One validation fold's criterion for each column of ``pred`` (n_val, n_penalties)."""
+    with np.errstate(invalid="ignore"):
+        if criterion == "incorrect_intervals":      # penaltyLearning's colSums(is.error): a count
+            return np.sum((pred < y[:, [0]]) | (pred > y[:, [1]]), axis=0).astype(np.float64)
+        m = 0.0 if criterion == "mse" else margin
+        a = np.maximum(y[:, [0]] + m - pred, 0.0)
+        c = np.maximum(pred - y[:, [1]] + m, 0.0)
+    if criterion == "linear_hinge":
+        return np.mean(a + c, axis=0)
+    return np.mean(a * a + c * c, axis=0)
+
+
+def _standardise(X, scale, ddof):
+    if not scale:
+        return np.zeros(X.shape[1]), np.ones(X.shape[1])
+    mean = X.mean(axis=0)
+    sd = X.std(axis=0, ddof=ddof) if X.shape[0] > ddof else np.zeros(X.shape[1])
+    return mean, np.where(sd > 0, sd, 1.0)
+
+
+#: Named configurations of :class:`L1LinearIntervalRegressor`.
+L1_LINEAR_CONFIGS = {
+    # the MMIT authors' L1-Linear: penaltyLearning::IntervalRegressionCV with its defaults
+    # (tdhock/mmit-paper, penaltyLearning.predictions.R; tdhock/penaltyLearning, R/IntervalRegression.R)
+    "L1-Linear (penaltyLearning)": dict(loss="squared_hinge", margin=1.0, penalty=None, penalty_path=None,
+                                        initial_penalty=1e-3, penalty_factor=1.2, n_folds=5,
+                                        validation="squared_hinge", selection="min", scale=True,
+                                        tol=1e-3, max_iter=1000),
+    # this book's earlier L1-Linear: the exact LP, linear hinge, margin 0, at a given penalty
+    "L1-LP, linear hinge, margin 0": dict(loss="linear_hinge", margin=0.0, penalty=0.01, solver="highs"),
+}
+
+
 class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
     """L1-regularised linear interval regression (Rigaill et al. 2013), the paper's "L1-Linear".
 
-    Minimises the sum of linear hinge losses with margin over the training intervals plus
-    ``n * penalty * ||w||_1`` (features standardised on the training set, intercept unpenalised),
-    as a linear programme solved by HiGHS.
+    The defaults are the MMIT authors' baseline: penaltyLearning's ``IntervalRegressionCV``
+    (tdhock/penaltyLearning, R/IntervalRegression.R), which tdhock/mmit-paper's
+    penaltyLearning.predictions.R calls with its defaults (feature matrix and targets only, after
+    ``set.seed(1)``). The cost, in the standardised feature space, is
+
+        ``mean_i [(y_lo_i + margin - f_i)_+^2 + (f_i - y_hi_i + margin)_+^2] + penalty * ||w||_1``
+
+    (``loss="squared_hinge"``, penaltyLearning's), ``f_i = w.x_i + b`` with ``b`` unpenalised, minimised by
+    :func:`squared_hinge_l1_fista`. With ``loss="linear_hinge"`` the cost is the sum of the linear hinges plus
+    ``n * penalty * ||w||_1`` (the same per-sample scale), solved exactly as an LP
+    (:func:`l1_linear_lp_highs` / :func:`l1_linear_lp_pulp`): the variant "L1-LP, linear hinge, margin 0",
+    this book's former L1-Linear, is ``L1LinearIntervalRegressor(loss="linear_hinge", margin=0, penalty=...)``
+    (or :meth:`from_config`; :data:`L1_LINEAR_CONFIGS` lists both named configurations).
+
+    ``penalty=None`` selects the penalty as ``IntervalRegressionCV`` does: fold ids are a random permutation
+    of ``0..n_folds-1`` repeated to ``n`` (their ``sample(rep(1:n.folds, l=n))``); on every training fold
+    the features are standardised and the whole path is fitted, warm-started from the previous penalty's
+    solution; the validation criterion is averaged over folds for the penalties that every fold's path
+    reached; the penalty of least mean (the first, i.e. the smallest, on ties: their ``reg.type="min"``,
+    ``"min(mean)"`` in older versions) is kept and the model refit on all the data from zero at that penalty
+    (their ``factor.regularization=NULL``). The authors pinned penaltyLearning at commit 1c36935 (tdhock/mmit-paper,
+    packages.R); that version is not in our reference store, but the two stored versions of
+    R/IntervalRegression.R we read (027d4f4 and an older one with the margin fixed at 1) agree on all of the above.
 
     Parameters
     ----------
-    penalty : float >= 0
+    loss : {"squared_hinge", "linear_hinge"}
+        ``"squared_hinge"`` is penaltyLearning's; ``"linear_hinge"`` is the LP variant.
     margin : float >= 0
-    solver : {"highs", "pulp"}
-        ``"highs"`` builds the LP matrices directly (fast); ``"pulp"`` writes the LP with pulp.
+        Margin of the hinges; penaltyLearning's default (and the authors' choice) is 1.
+    penalty : None or float >= 0
+        ``None``: select on the path by ``n_folds``-fold validation (``IntervalRegressionCV``); a number:
+        fit at that penalty (``IntervalRegressionRegularized(..., factor.regularization=NULL)``).
+    penalty_path : None or sequence of floats >= 0
+        Penalties for the selection. ``None``: penaltyLearning's path ``initial_penalty * penalty_factor^k``,
+        ``k = 0, 1, ...`` until every weight is zero (``IntervalRegressionRegularized``); a sequence: those
+        penalties (fitted in increasing order, warm-started).
+    initial_penalty : float > 0
+        First penalty of the default path; penaltyLearning's ``initial.regularization=0.001``.
+    penalty_factor : float > 1
+        Ratio of consecutive penalties on the default path; penaltyLearning's ``factor.regularization=1.2``.
+    n_folds : int >= 2
+        Validation folds; penaltyLearning's default is 5 (3 below 10 observations, which their
+        ``min.observations=10`` rejects anyway). Each fold must hold a finite lower and a finite upper
+        limit (penaltyLearning's check).
+    validation : {"squared_hinge", "linear_hinge", "mse", "incorrect_intervals"}
+        Criterion on the validation folds: the mean squared (or linear) hinge at ``margin``, the interval MSE
+        (their ``mean.squared.error``, the squared hinge at margin 0), or the number of predictions outside
+        their interval (their ``incorrect.intervals``). penaltyLearning selects by ``"squared_hinge"`` when,
+        as here, one margin is given and no label-error table.
+    selection : {"min", "1sd"}
+        penaltyLearning's ``reg.type``: ``"min"`` (their default) the least mean validation criterion;
+        ``"1sd"`` the largest penalty whose mean is below that minimum plus its standard deviation over folds.
+    scale : bool
+        Centre and scale every feature on the training set (penaltyLearning always does: R's ``sd``, ddof=1,
+        for the squared hinge; the LP keeps its former ddof=0). Features constant on the training set get
+        weight 0 (penaltyLearning drops them).
+    tol, max_iter : float, int
+        FISTA's stopping threshold and iteration budget (penaltyLearning's ``threshold=1e-3``,
+        ``max.iterations=1e3``); unused by the LP.
+    random_state : None, int or numpy Generator
+        Draws the validation folds (penaltyLearning: R's ``sample`` after the authors' ``set.seed(1)``).
+    solver : None, "fista", "highs" or "pulp"
+        ``None``: ``"fista"`` for the squared hinge, ``"highs"`` for the linear hinge. ``"highs"`` builds the
+        LP matrices directly (fast); ``"pulp"`` writes the LP with pulp.
+
+    Attributes
+    ----------
+    coef_, intercept_ : weights and intercept in the standardised feature space
+        (``predict(X) = ((X - mean_) / scale_) @ coef_ + intercept_``).
+    penalty_ : the penalty of the fitted model.
+    path_ : pandas.DataFrame (selection only) with columns ``penalty``, ``mean`` and ``sd`` (over folds, ddof=1)
+        of the validation criterion, and ``n_nonzero``, the mean over folds of the number of non-zero weights.
+    cv_results_ : pandas.DataFrame (selection only), one row per (fold, penalty): ``fold``, ``penalty``,
+        ``loss`` (the validation criterion) and ``n_nonzero``.
+    fold_ids_ : ndarray (selection only), the validation fold of every training row.
     """
 
-    def __init__(self, penalty=0.01, margin=0.0, solver="highs"):
-        self.penalty = penalty
+    def __init__(self, loss="squared_hinge", margin=1.0, penalty=None, penalty_path=None, initial_penalty=1e-3,
+                 penalty_factor=1.2, n_folds=5, validation="squared_hinge", selection="min", scale=True,
+                 tol=1e-3, max_iter=1000, random_state=None, solver=None):
+        self.loss = loss
         self.margin = margin
+        self.penalty = penalty
+        self.penalty_path = penalty_path
+        self.initial_penalty = initial_penalty
+        self.penalty_factor = penalty_factor
+        self.n_folds = n_folds
+        self.validation = validation
+        self.selection = selection
+        self.scale = scale
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
         self.solver = solver
+
+    @classmethod
+    def from_config(cls, name, **overrides):
+        """The estimator of a named configuration of :data:`L1_LINEAR_CONFIGS`, with ``overrides``."""
+        if name not in L1_LINEAR_CONFIGS:
+            raise ValueError(f"unknown configuration {name!r}; choose one of {list(L1_LINEAR_CONFIGS)}")
+        return cls(**{**L1_LINEAR_CONFIGS[name], **overrides})
+
+    # -- validation of the hyper-parameters ------------------------------------------------------
+
+    def _check_params(self):
+        if self.loss not in ("squared_hinge", "linear_hinge"):
+            raise ValueError(f"loss must be 'squared_hinge' or 'linear_hinge'; got {self.loss!r}")
+        margin = check_margin(self.margin)
+        solvers = ("fista",) if self.loss == "squared_hinge" else ("highs", "pulp")
+        solver = solvers[0] if self.solver is None else self.solver
+        if solver not in solvers:
+            raise ValueError(f"solver must be None or one of {solvers} for loss={self.loss!r}; got {self.solver!r}")
+        if self.penalty is not None:
+            _check_penalty(self.penalty, "penalty")
+        if self.penalty_path is not None:
+            path = np.asarray(self.penalty_path, dtype=np.float64)
+            if path.ndim != 1 or path.size == 0 or not np.all(np.isfinite(path)) or np.any(path < 0):
+                raise ValueError(f"penalty_path must be a non-empty sequence of finite penalties >= 0; "
+                                 f"got {self.penalty_path!r}")
+        for name, low in (("initial_penalty", 0.0), ("penalty_factor", 1.0), ("tol", 0.0)):
+            v = getattr(self, name)
+            if not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= low:
+                raise ValueError(f"{name} must be a finite number > {low:g}; got {v!r}")
+        for name, low in (("n_folds", 2), ("max_iter", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}; got {v!r}")
+        if self.validation not in _VALIDATIONS:
+            raise ValueError(f"validation must be one of {_VALIDATIONS}; got {self.validation!r}")
+        if self.selection not in ("min", "1sd"):
+            raise ValueError(f"selection must be 'min' or '1sd'; got {self.selection!r}")
+        return margin, solver
+
+    # -- one fit, one path -----------------------------------------------------------------------
+
+    def _prepare(self, X):
+        mean, scale = _standardise(X, self.scale, 1 if self.loss == "squared_hinge" else 0)
+        Z = (X - mean) / scale
+        keep = (np.ptp(X, axis=0) > 0) if self.scale else np.ones(X.shape[1], dtype=bool)
+        return mean, scale, Z, keep
+
+    def _fit_one(self, Z, keep, y, penalty, margin, solver, init=None):
+        w = np.zeros(Z.shape[1])
+        if self.loss == "squared_hinge":
+            init_k = None if init is None else (init[0][keep], init[1])
+            wk, b, _ = squared_hinge_l1_fista(Z[:, keep], y, penalty, margin, init=init_k, tol=float(self.tol),
+                                              max_iter=int(self.max_iter))
+        else:
+            solve = l1_linear_lp_highs if solver == "highs" else l1_linear_lp_pulp
+            wk, b = solve(Z[:, keep], y, penalty, margin)
+        w[keep] = wk
+        return w, b
+
+    def _path(self, Z, keep, y, margin, solver):
+        """[(penalty, w, b)] along the path, warm-started."""
+        if self.penalty_path is not None:
+            penalties, until_zero = iter(np.unique(np.asarray(self.penalty_path, dtype=np.float64))), False
+        else:
+            penalties, until_zero = _geometric_penalties(self.initial_penalty, self.penalty_factor), True
+        out, init = [], None
+        zero = 0.0 if self.loss == "squared_hinge" else _LP_ZERO
+        for k, lam in enumerate(penalties):
+            if k >= _MAX_PATH:
+                raise RuntimeError(f"the penalty path did not reach all-zero weights in {_MAX_PATH} steps")
+            w, b = self._fit_one(Z, keep, y, float(lam), margin, solver, init)
+            out.append((float(lam), w, b))
+            init = (w, b)
+            if until_zero and np.all(np.abs(w) <= zero):
+                break
+        return out
+
+    # -- estimator API ---------------------------------------------------------------------------
+
+    def regularization_path(self, X, y):
+        """The path on ``(X, y)`` without validation (penaltyLearning's ``IntervalRegressionRegularized``):
+        ``penalty_path`` or ``initial_penalty * penalty_factor^k`` until every weight is zero, warm-started.
+
+        Returns ``(penalties (k,), coefs (k, n_features), intercepts (k,))`` in the space standardised on
+        ``X`` (the space of ``coef_``); does not change the estimator."""
+        X, y = _check_Xy(X, y)
+        margin, solver = self._check_params()
+        _, _, Z, keep = self._prepare(X)
+        path = self._path(Z, keep, y, margin, solver)
+        return (np.array([lam for lam, _, _ in path]), np.vstack([w for _, w, _ in path]),
+                np.array([b for _, _, b in path]))
 
     def fit(self, X, y):
         X, y = _check_Xy(X, y)
-        margin = check_margin(self.margin)
-        if not np.isfinite(self.penalty) or self.penalty < 0:
-            raise ValueError(f"penalty must be finite and >= 0; got {self.penalty!r}")
-        if self.solver not in ("highs", "pulp"):
-            raise ValueError(f"solver must be 'highs' or 'pulp'; got {self.solver!r}")
-        self.mean_ = X.mean(axis=0)
-        sd = X.std(axis=0)
-        self.scale_ = np.where(sd > 0, sd, 1.0)
-        Z = (X - self.mean_) / self.scale_
-        solve = l1_linear_lp_highs if self.solver == "highs" else l1_linear_lp_pulp
-        self.coef_, self.intercept_ = solve(Z, y, float(self.penalty), margin)
+        margin, solver = self._check_params()
+        if self.penalty is None:
+            self._select(X, y, margin, solver)
+            penalty = float(self.penalty_)
+        else:
+            penalty = float(self.penalty)
+            for attr in ("path_", "cv_results_", "fold_ids_"):
+                self.__dict__.pop(attr, None)
+        self.mean_, self.scale_, Z, keep = self._prepare(X)
+        self.coef_, self.intercept_ = self._fit_one(Z, keep, y, penalty, margin, solver)
+        self.penalty_ = penalty
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _select(self, X, y, margin, solver):
+        n, k = X.shape[0], int(self.n_folds)
+        if n < k:
+            raise ValueError(f"n_folds={k} validation folds need at least {k} samples; got {n}")
+        rng = check_random_state(self.random_state)
+        fold_ids = rng.permutation(np.resize(np.arange(k), n))
+        for f in range(k):
+            yf = y[fold_ids == f]
+            if not (np.isfinite(yf[:, 0]).any() and np.isfinite(yf[:, 1]).any()):
+                raise ValueError(f"validation fold {f} has no finite lower or no finite upper limit; each fold "
+                                 "needs at least one of each (use fewer folds or more data)")
+        rows = []
+        for f in range(k):
+            tr, va = fold_ids != f, fold_ids == f
+            mean, scale, Z, keep = self._prepare(X[tr])
+            path = self._path(Z, keep, y[tr], margin, solver)
+            W = np.column_stack([w for _, w, _ in path])
+            B = np.array([b for _, _, b in path])
+            pred = ((X[va] - mean) / scale) @ W + B
+            losses = _validation_loss(pred, y[va], self.validation, margin)
+            for (lam, w, _), loss in zip(path, losses):
+                rows.append({"fold": f, "penalty": lam, "loss": float(loss),
+                             "n_nonzero": int(np.count_nonzero(np.abs(w) > (0.0 if self.loss == "squared_hinge"
+                                                                             else _LP_ZERO)))})
+        cv = pd.DataFrame(rows)
+        stats = cv.groupby("penalty", sort=True).agg(mean=("loss", "mean"), sd=("loss", "std"),
+                                                     n_nonzero=("n_nonzero", "mean"), folds=("fold", "size"))
+        stats = stats[stats.folds == k].drop(columns="folds").reset_index()
+        best = int(np.argmin(stats["mean"].to_numpy()))          # first minimum: the smallest penalty on ties
+        if self.selection == "1sd":
+            upper = stats["mean"].iloc[best] + np.nan_to_num(stats["sd"].iloc[best])
+            best = int(np.flatnonzero((stats["mean"] < upper).to_numpy() | (np.arange(len(stats)) == best)).max())
+        self.fold_ids_ = fold_ids
+        self.cv_results_ = cv
+        self.path_ = stats
+        self.penalty_ = float(stats["penalty"].iloc[best])
 
     def predict(self, X):
         check_is_fitted(self, "coef_")
         X = check_array(X)
         check_n_features(X, self.n_features_in_)
         return ((X - self.mean_) / self.scale_) @ self.coef_ + self.intercept_
+
+
+def _check_penalty(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be None or a finite number >= 0; got {value!r}")
 
 
 class IntervalCARTRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
@@ -180,7 +533,7 @@ class ConstantIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = _check_Xy(X, y)
-        _check_loss(self.loss)
+        check_loss(self.loss)
         res = prefix_solve(y[:, 0], y[:, 1], loss=self.loss, margin=self.margin)
         self.constant_ = float(res.prediction[-1])
         self.n_features_in_ = X.shape[1]
