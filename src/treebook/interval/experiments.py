@@ -2,6 +2,48 @@
 
 Outer K-fold CV; inside every training fold each method picks its hyper-parameters by an inner CV
 on the interval MSE, is refit on the whole training fold and scored on the held-out fold.
+
+Two method builders:
+
+- :func:`make_methods`: the book's first, small-scale protocol (CV-pruned MMIT, a few margins).
+- :func:`paper_methods`: the methods of Figure 5 as the authors' scripts run them (GitHub
+  ``tdhock/mmit-paper``; package ``aldro61/mmit``), with explicit parameters to shrink their grids.
+
+What the authors' scripts do (the files read):
+
+- ``mmit.predictions.py`` (its last stored version): for every outer fold of the data set's fixed
+  ``folds.csv``, the margin grid is ``[0] + logspace(log10(smallest positive gap between the sorted
+  finite training limits), log10(their range), 20)``; the unpruned methods ``mmit.linear.hinge`` and
+  ``mmit.squared.hinge`` search ``max_depth`` in ``[1, 2, 3, 4, 6, 9, 12, 16, 22, 30]`` and
+  ``min_samples_split`` in ``logspace(log10(2), log10(n_train), 10).astype(uint)``, with
+  ``mmit.model_selection.GridSearchCV(..., cv=KFold(n_splits=10, shuffle=True, random_state=42),
+  scoring=-MSE, pruning=False)`` (the ``*.pruning`` variants fix ``max_depth=30``,
+  ``min_samples_split=2`` and prune by CV instead). ``figure-evaluate-predictions.R`` draws Figure 5
+  from the unpruned ``mmit.squared.hinge``, ``IntervalRegressionCV`` (L1-Linear), ``cart``,
+  ``trafotree`` and ``constant`` on simulated abs / sin / linear, UCI servo, the
+  H3K27ac-H3K4me3_TDHAM_BP_FPOP changepoint set and neuroblastomaProcessed, one point per test fold.
+- ``aldro61/mmit``, ``mmit/model_selection.py``: the CV score of a candidate is the mean over the
+  inner folds of minus the interval MSE (``mmit/metrics.py``); candidates are visited in
+  ``ParameterGrid`` order and a candidate replaces the best one when its score is greater, or equal
+  (``float_equal``; ``np.allclose`` in an older version) with a tree of fewer rules (``len(tree_)``,
+  ``mmit/model.py``). The stored versions of that file only have the pruning path; the unpruned
+  score used here -- the mean fold score of the trees as grown -- is that path without pruning.
+  ``mmit/learning.py``: a node at depth ``max_depth`` or with fewer than ``min_samples_split``
+  examples (or cost 0) is not split, as in :class:`~treebook.interval.tree.MMITRegressor`.
+- ``cart.predictions.py``: Interval-CART is scikit-learn's ``DecisionTreeRegressor`` fit on the finite
+  limits moved inwards by the margin (``lower + margin``, ``upper - margin``), grid-searched by
+  scikit-learn's ``GridSearchCV`` over the same ``max_depth`` list, the same ``min_samples_split``
+  grid and 20 log-spaced margins **without** 0, with the same inner ``KFold`` and scoring.
+- ``constant.predictions.R``: the Figure 5 ``constant`` is the threshold, among the sorted unique
+  finite training limits but the largest (``limit.vec[-1]-diff(limit.vec)``), that the fewest training
+  intervals exclude (first minimum); ``constantMSE`` is the squared-hinge, margin-0 minimiser.
+- ``penaltyLearning.predictions.R``: L1-Linear is ``penaltyLearning::IntervalRegressionCV(feature.mat,
+  target.mat)`` with its defaults (squared hinge, margin 1, the L1 penalty selected on its own path by
+  5-fold CV), ``set.seed(1)`` before each fit; no outer grid search.
+- ``make.data.sets.R`` / ``simulated.datasets.py``: the outer folds are fixed per data set: 5 folds,
+  ``sample(rep(1:5, l=n))`` after ``set.seed(1)`` for the real sets (neuroblastoma: 3,418 rows, 117
+  features) and a shuffled ``arange(n) % 5 + 1`` for the simulated linear / sin / abs sets (200 rows,
+  20 features).
 """
 
 from __future__ import annotations
@@ -10,27 +52,453 @@ import time
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_random_state
+from ..validation import check_array, check_n_features, check_random_state
 from .baselines import ConstantIntervalRegressor, IntervalCARTRegressor, L1LinearIntervalRegressor
 from .losses import check_intervals
 from .metrics import interval_mse, interval_mse_scorer
-from .tree import MMITForestRegressor, MMITPrunedCV
+from .tree import MMITForestRegressor, MMITPrunedCV, MMITRegressor
 
-__all__ = ["margin_grid", "make_methods", "cross_validate_methods"]
+__all__ = [
+    "AUTHORS_MAX_DEPTHS",
+    "AUTHORS_PROTOCOL",
+    "margin_grid",
+    "min_samples_split_grid",
+    "paper_param_grid",
+    "MMITGridSearchCV",
+    "MinErrorConstantRegressor",
+    "l1_linear_paper",
+    "l1_linear_lp",
+    "paper_methods",
+    "paper_protocol_summary",
+    "authors_fold_ids",
+    "make_methods",
+    "cross_validate_methods",
+]
+
+#: ``max_depth`` values of the unpruned MMIT and of Interval-CART
+#: (``mmit.predictions.py``, ``cart.predictions.py``)
+AUTHORS_MAX_DEPTHS = (1, 2, 3, 4, 6, 9, 12, 16, 22, 30)
+
+#: the sizes of the authors' Figure 5 protocol
+AUTHORS_PROTOCOL = {
+    "outer_folds": 5,
+    "inner_folds": 10,
+    "inner_random_state": 42,
+    "n_margins": 20,
+    "n_min_samples_split": 10,
+    "max_depths": AUTHORS_MAX_DEPTHS,
+    "l1_folds": 5,
+    "l1_margin": 1.0,
+}
 
 
-def margin_grid(y, n_values):
-    """The paper's margin grid: ``n_values`` log-spaced values from the smallest positive gap between
-    sorted finite training limits to their range."""
+def margin_grid(y, n_values, *, include_zero=False):
+    """The authors' margin grid: ``n_values`` log-spaced values from the smallest positive gap between
+    the sorted finite limits of ``y`` to their range (largest minus smallest finite limit), with 0
+    prepended when ``include_zero``.
+
+    ``include_zero=True``, ``n_values=20`` is the MMIT grid of ``mmit.predictions.py``;
+    ``include_zero=False``, ``n_values=20`` the Interval-CART grid of ``cart.predictions.py``;
+    ``include_zero=False``, ``n_values=10`` the Figure 3 (left) grid of ``moves.R`` (``tdhock/mmit-paper``).
+    With fewer than two distinct finite limits the grid is ``[0]``.
+    """
     y = check_intervals(y)
     lim = np.sort(y[np.isfinite(y)])
     gaps = np.diff(lim)
     gaps = gaps[gaps > 0]
     if gaps.size == 0:
         return np.zeros(1)
-    return np.logspace(np.log10(gaps.min()), np.log10(lim[-1] - lim[0]), int(n_values))
+    grid = np.logspace(np.log10(gaps.min()), np.log10(lim[-1] - lim[0]), int(n_values))
+    return np.concatenate([[0.0], grid]) if include_zero else grid
+
+
+def min_samples_split_grid(n_samples, n_values=10):
+    """The authors' ``min_samples_split`` grid: ``logspace(log10(2), log10(n_samples), n_values)`` truncated
+    to integers (``astype(np.uint)`` in ``mmit.predictions.py`` and ``cart.predictions.py``), at least 2;
+    repeated values are dropped (they are identical candidates and never change the selection)."""
+    n_samples = int(n_samples)
+    if n_samples < 2:
+        return [2]
+    vals = np.logspace(np.log10(2), np.log10(n_samples), int(n_values)).astype(np.uint64)
+    return [int(v) for v in dict.fromkeys(np.maximum(vals, 2).tolist())]
+
+
+def paper_param_grid(y, n_samples=None, *, n_margins=20, n_min_samples_split=10,
+                     max_depths=AUTHORS_MAX_DEPTHS, include_zero=True):
+    """The unpruned-MMIT grid of ``mmit.predictions.py`` computed on a training fold: ``margin`` from
+    :func:`margin_grid` (with 0), ``max_depth`` from ``max_depths``, ``min_samples_split`` from
+    :func:`min_samples_split_grid` of ``n_samples`` (default: the rows of ``y``)."""
+    y = check_intervals(y)
+    n = y.shape[0] if n_samples is None else int(n_samples)
+    return {"margin": margin_grid(y, n_margins, include_zero=include_zero).tolist(),
+            "max_depth": [None if d is None else int(d) for d in max_depths],
+            "min_samples_split": min_samples_split_grid(n, n_min_samples_split)}
+
+
+# ----------------------------------------------------------------------------------------------
+# unpruned MMIT grid search
+
+
+def _close(a, b):
+    # the tolerance of ``np.allclose``, which the stored mmit GridSearchCV uses for equal scores
+    return bool(np.isclose(a, b, rtol=1e-5, atol=1e-8))
+
+
+def _path_matrix(est, X):
+    """Node reached at every depth by every row of ``X`` and each row's leaf depth."""
+    tree = est.tree_
+    dp = est.decision_path(X).tocoo()
+    node_depth = tree.depth
+    path = np.zeros((X.shape[0], int(node_depth.max()) + 1), dtype=np.intp)
+    path[dp.row, node_depth[dp.col]] = dp.col
+    leaf_depth = np.zeros(X.shape[0], dtype=np.intp)
+    np.maximum.at(leaf_depth, dp.row, node_depth[dp.col])
+    return path, leaf_depth
+
+
+def _predict_at_depths(est, X, depths):
+    """Predictions of ``est``'s tree cut at every depth of ``depths`` (``None``: not cut), shape
+    (len(depths), n). A greedy tree grown to depth ``d`` is the deeper tree cut at ``d``: a node's split
+    depends only on the node's samples, and an internal node keeps the value it would predict as a leaf."""
+    path, leaf_depth = _path_matrix(est, X)
+    rows = np.arange(X.shape[0])
+    value = est.tree_.value[:, 0]
+    cut = [leaf_depth if d is None else np.minimum(leaf_depth, d) for d in depths]
+    return np.array([value[path[rows, k]] for k in cut])
+
+
+def _n_rules_at_depth(est, depth):
+    """Internal nodes (rules) of ``est``'s tree cut at ``depth``."""
+    tree = est.tree_
+    internal = ~tree.is_leaf
+    if depth is None:
+        return int(internal.sum())
+    return int(np.sum(internal & (tree.depth < depth)))
+
+
+class MMITGridSearchCV(RegressorMixin, BaseEstimator):
+    """Grid search of an **unpruned** :class:`~treebook.interval.tree.MMITRegressor` the way the authors'
+    ``mmit.model_selection.GridSearchCV(..., pruning=False)`` runs it (``aldro61/mmit``).
+
+    Every combination of ``param_grid`` (keys ``margin``, ``max_depth``, ``min_samples_split``) is scored
+    by the mean over the inner folds of the interval MSE on the held-out part; the best combination is
+    refit on all the data (``ccp_alpha = 0``: no pruning).
+
+    Parameters
+    ----------
+    loss : {"linear", "squared"}
+    param_grid : dict of lists (e.g. :func:`paper_param_grid`)
+    cv : int or a scikit-learn splitter. An int ``k`` means ``KFold(k, shuffle=True, random_state)``,
+        the authors' ``KFold(n_splits=10, shuffle=True, random_state=42)`` with the defaults.
+    random_state : int or None, passed to ``KFold`` as is (42 reproduces the authors' inner folds).
+    tie_break : ``"smallest_tree"`` (the authors': visiting candidates in ``ParameterGrid`` order --
+        margin slowest, then ``max_depth``, then ``min_samples_split`` -- a candidate with an equal score,
+        within ``np.allclose`` tolerance, replaces the best one only when its tree, refit on all the data,
+        has fewer internal nodes) or ``"first"`` (scikit-learn's: the first best score).
+    nested_depths : bool
+        ``True`` grows one tree per (margin, min_samples_split, fold) to the largest ``max_depth`` and scores
+        it cut at every depth of the grid -- the same predictions as growing every depth (a greedy tree
+        grown to depth ``d`` is the deeper tree cut at ``d``), ``len(max_depth)`` times fewer fits;
+        ``False`` grows every combination.
+
+    Attributes
+    ----------
+    best_params_, best_score_ (minus the interval MSE), best_estimator_ (an ``MMITRegressor``),
+    cv_results_ : DataFrame, one row per candidate in ``ParameterGrid`` order with ``cv_mse``.
+    """
+
+    def __init__(self, loss="linear", param_grid=None, cv=10, random_state=42, tie_break="smallest_tree",
+                 nested_depths=True):
+        self.loss = loss
+        self.param_grid = param_grid
+        self.cv = cv
+        self.random_state = random_state
+        self.tie_break = tie_break
+        self.nested_depths = nested_depths
+
+    def _grid(self):
+        grid = dict(self.param_grid or {"margin": [0.0]})
+        allowed = {"margin", "max_depth", "min_samples_split"}
+        if not set(grid) <= allowed:
+            raise ValueError(f"param_grid keys must be among {sorted(allowed)}; got {sorted(grid)}")
+        margins = [float(m) for m in grid.get("margin", [0.0])]
+        depths = [None if d is None else int(d) for d in grid.get("max_depth", [None])]
+        splits = [int(s) for s in grid.get("min_samples_split", [2])]
+        if not (margins and depths and splits):
+            raise ValueError("every list of param_grid must be non-empty")
+        return margins, depths, splits
+
+    def _folds(self, X):
+        if isinstance(self.cv, (int, np.integer)):
+            if self.cv < 2:
+                raise ValueError(f"cv must be >= 2; got {self.cv!r}")
+            if X.shape[0] < self.cv:
+                raise ValueError(f"{X.shape[0]} samples cannot be split into {self.cv} folds")
+            return list(KFold(int(self.cv), shuffle=True, random_state=self.random_state).split(X))
+        return list(self.cv.split(X))
+
+    def fit(self, X, y):
+        X = check_array(X)
+        y = check_intervals(y)
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+        if self.tie_break not in ("smallest_tree", "first"):
+            raise ValueError(f"tie_break must be 'smallest_tree' or 'first'; got {self.tie_break!r}")
+        margins, depths, splits = self._grid()
+        folds = self._folds(X)
+        deepest = None if any(d is None for d in depths) else max(depths)
+        mse = {}
+        for m in margins:
+            for s in splits:
+                err = np.zeros(len(depths))
+                for tr, te in folds:
+                    if self.nested_depths:
+                        est = MMITRegressor(loss=self.loss, margin=m, max_depth=deepest, min_samples_split=s)
+                        pred = _predict_at_depths(est.fit(X[tr], y[tr]), X[te], depths)
+                    else:
+                        pred = [MMITRegressor(loss=self.loss, margin=m, max_depth=d, min_samples_split=s)
+                                .fit(X[tr], y[tr]).predict(X[te]) for d in depths]
+                    err += np.array([interval_mse(y[te], p) for p in pred]) / len(folds)
+                for d, e in zip(depths, err):
+                    mse[(m, d, s)] = float(e)
+        full_trees = {}
+
+        def n_rules(m, d, s):
+            # internal nodes of the candidate's tree refit on all the data (cached per margin and split size)
+            if self.nested_depths:
+                key = (m, s)
+                if key not in full_trees:
+                    full_trees[key] = MMITRegressor(loss=self.loss, margin=m, max_depth=deepest,
+                                                    min_samples_split=s).fit(X, y)
+                return _n_rules_at_depth(full_trees[key], d)
+            key = (m, d, s)
+            if key not in full_trees:
+                full_trees[key] = MMITRegressor(loss=self.loss, margin=m, max_depth=d,
+                                                min_samples_split=s).fit(X, y)
+            return _n_rules_at_depth(full_trees[key], None)
+
+        order = [(m, d, s) for m in margins for d in depths for s in splits]  # ParameterGrid order
+        best = order[0]
+        for cand in order[1:]:
+            a, b = -mse[cand], -mse[best]
+            if _close(a, b):
+                if self.tie_break == "smallest_tree" and n_rules(*cand) < n_rules(*best):
+                    best = cand
+            elif a > b:
+                best = cand
+        self.cv_results_ = pd.DataFrame([{"margin": m, "max_depth": d, "min_samples_split": s,
+                                          "cv_mse": mse[(m, d, s)], "mean_test_score": -mse[(m, d, s)]}
+                                         for m, d, s in order])
+        self.best_params_ = {"margin": best[0], "max_depth": best[1], "min_samples_split": best[2]}
+        self.best_score_ = -mse[best]
+        self.best_estimator_ = MMITRegressor(loss=self.loss, **self.best_params_).fit(X, y)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Minus the interval mean squared error."""
+        return -interval_mse(y, self.predict(X))
+
+
+# ----------------------------------------------------------------------------------------------
+# the constant and L1-Linear baselines as the authors run them
+
+
+class MinErrorConstantRegressor(RegressorMixin, BaseEstimator):
+    """Figure 5's ``constant`` (``fun.list$constant`` of ``constant.predictions.R``, ``tdhock/mmit-paper``).
+
+    The candidates are the sorted unique finite training limits but the largest (the script's
+    ``limit.vec[-1]-diff(limit.vec)``, which equals ``limit.vec[-length(limit.vec)]``); the prediction is
+    the first candidate that the fewest training intervals exclude (``pred < lower | upper < pred``).
+    With a single distinct finite limit (where the script has no candidate) that limit is predicted.
+    """
+
+    def fit(self, X, y):
+        X = check_array(X)
+        y = check_intervals(y)
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+        lim = np.unique(y[np.isfinite(y)])
+        cand = lim[:-1] if lim.size > 1 else lim
+        errors = ((cand[None, :] < y[:, :1]) | (y[:, 1:] < cand[None, :])).sum(axis=0)
+        self.constant_ = float(cand[int(np.argmin(errors))])
+        self.n_errors_ = int(errors.min())
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "constant_")
+        X = check_array(X)
+        check_n_features(X, self.n_features_in_)
+        return np.full(X.shape[0], self.constant_)
+
+    def score(self, X, y, sample_weight=None):
+        """Minus the interval mean squared error."""
+        return -interval_mse(y, self.predict(X))
+
+
+def l1_linear_paper(random_state=None):
+    """L1-Linear as ``penaltyLearning.predictions.R`` runs it: ``IntervalRegressionCV`` with its defaults
+    (squared hinge, margin 1, the L1 penalty selected on its own path by 5-fold validation), i.e.
+    ``L1LinearIntervalRegressor(loss="squared_hinge", margin=1.0, penalty=None)``; ``random_state`` draws its
+    validation folds (the authors call ``set.seed(1)`` before every fit).
+    """
+    return L1LinearIntervalRegressor(loss="squared_hinge", margin=1.0, penalty=None, random_state=random_state)
+
+
+def l1_linear_lp(penalty=0.01, margin=0.0):
+    """The book's first L1-Linear, the variant "L1-LP, linear hinge, margin 0": the linear-hinge LP at a fixed
+    ``penalty``."""
+    return L1LinearIntervalRegressor(loss="linear_hinge", penalty=penalty, margin=margin)
+
+
+def _inner_kfold(inner_folds, inner_random_state):
+    return KFold(int(inner_folds), shuffle=True, random_state=inner_random_state)
+
+
+def paper_methods(*, n_margins=20, n_min_samples_split=10, max_depths=AUTHORS_MAX_DEPTHS, inner_folds=10,
+                  inner_random_state=42, mmit_losses=("linear", "squared"), tie_break="smallest_tree",
+                  nested_depths=True, cart=True, cart_zero_margin=False, l1="auto",
+                  l1_lp_penalties=(1e-3, 1e-2, 1e-1), constant_mse=False, random_state=None):
+    """The Figure 5 methods as the authors run them, each a function ``(X_train, y_train) -> (fitted
+    estimator, chosen params)`` for :func:`cross_validate_methods`.
+
+    - ``"MMIT-linear"``, ``"MMIT-squared"`` (``mmit_losses``): unpruned :class:`MMITGridSearchCV` over
+      :func:`paper_param_grid` computed on the training fold (0 and ``n_margins`` margins,
+      ``n_min_samples_split`` split sizes, ``max_depths``), ``inner_folds``-fold inner CV seeded
+      ``inner_random_state``, validation by the interval MSE, the authors' ``tie_break``.
+    - ``"Interval-CART"`` (``cart``): scikit-learn ``GridSearchCV`` of
+      :class:`~treebook.interval.baselines.IntervalCARTRegressor` over ``n_margins`` margins (0 prepended
+      only if ``cart_zero_margin``; the authors' has none), the same depths and split sizes, the same
+      inner folds and criterion.
+    - ``"L1-Linear"``: :func:`l1_linear_paper` (no outer grid search); ``"L1-LP"``: the book's first one,
+      ``GridSearchCV`` of :func:`l1_linear_lp` over ``l1_lp_penalties`` with margin 0 and the same inner
+      folds, selected by the interval MSE. ``l1``: ``"paper"`` (``"auto"`` is the same), ``"lp"``,
+      ``"both"`` or ``None``.
+      ``random_state`` seeds L1-Linear's validation folds (one seed per fit, drawn from it).
+    - ``"constant"``: :class:`MinErrorConstantRegressor`; ``"constant-MSE"`` (``constant_mse``): the
+      squared-hinge, margin-0 minimiser (the scripts' ``constantMSE``).
+
+    The MMIT and Interval-CART functions carry ``param_grid(X, y)`` (the grid they search on a training
+    fold) and ``inner_cv`` (the inner splitter). The authors' sizes are the defaults
+    (:data:`AUTHORS_PROTOCOL`); smaller ``n_margins``, ``n_min_samples_split``, ``max_depths`` or
+    ``inner_folds`` shrink the run, and :func:`paper_protocol_summary` states by how much.
+    """
+    if l1 not in ("auto", "paper", "lp", "both", None):
+        raise ValueError(f"l1 must be 'auto', 'paper', 'lp', 'both' or None; got {l1!r}")
+    if l1 == "auto":
+        l1 = "paper"
+    inner = _inner_kfold(inner_folds, inner_random_state)
+    l1_rng = check_random_state(random_state)
+
+    def mmit_grid(X, y):
+        return paper_param_grid(y, X.shape[0], n_margins=n_margins, n_min_samples_split=n_min_samples_split,
+                                max_depths=max_depths)
+
+    def cart_grid(X, y):
+        return {"margin": margin_grid(y, n_margins, include_zero=cart_zero_margin).tolist(),
+                "max_depth": [None if d is None else int(d) for d in max_depths],
+                "min_samples_split": min_samples_split_grid(X.shape[0], n_min_samples_split)}
+
+    def mmit(loss):
+        def fit(X, y):
+            gs = MMITGridSearchCV(loss=loss, param_grid=mmit_grid(X, y), cv=inner_folds,
+                                  random_state=inner_random_state, tie_break=tie_break,
+                                  nested_depths=nested_depths).fit(X, y)
+            return gs.best_estimator_, gs.best_params_
+        fit.param_grid, fit.inner_cv = mmit_grid, inner
+        return fit
+
+    def fit_cart(X, y):
+        gs = GridSearchCV(IntervalCARTRegressor(), cart_grid(X, y), scoring=interval_mse_scorer, cv=inner)
+        gs.fit(X, y)
+        return gs.best_estimator_, gs.best_params_
+    fit_cart.param_grid, fit_cart.inner_cv = cart_grid, inner
+
+    def fit_l1_paper(X, y):
+        est = l1_linear_paper(random_state=int(l1_rng.integers(2**31 - 1))).fit(X, y)
+        params = {"loss": "squared_hinge", "margin": 1.0, "penalty": None}
+        chosen = getattr(est, "penalty_", None)
+        if chosen is not None:
+            params["penalty"] = float(chosen)
+        return est, params
+
+    def fit_l1_lp(X, y):
+        gs = GridSearchCV(l1_linear_lp(margin=0.0), {"penalty": list(l1_lp_penalties)},
+                          scoring=interval_mse_scorer, cv=inner).fit(X, y)
+        return gs.best_estimator_, {**gs.best_params_, "margin": 0.0}
+
+    def fit_constant(X, y):
+        est = MinErrorConstantRegressor().fit(X, y)
+        return est, {"constant": est.constant_}
+
+    def fit_constant_mse(X, y):
+        return ConstantIntervalRegressor(loss="squared", margin=0.0).fit(X, y), {}
+
+    methods = {f"MMIT-{loss}": mmit(loss) for loss in mmit_losses}
+    if l1 in ("paper", "both"):
+        methods["L1-Linear"] = fit_l1_paper
+    if l1 in ("lp", "both"):
+        methods["L1-LP"] = fit_l1_lp
+    if cart:
+        methods["Interval-CART"] = fit_cart
+    methods["constant"] = fit_constant
+    if constant_mse:
+        methods["constant-MSE"] = fit_constant_mse
+    return methods
+
+
+def paper_protocol_summary(n_train=None, *, n_margins=20, n_min_samples_split=10,
+                           max_depths=AUTHORS_MAX_DEPTHS, inner_folds=10, outer_folds=5, nested_depths=True):
+    """The grid sizes of a :func:`paper_methods` run beside the authors' (:data:`AUTHORS_PROTOCOL`), with
+    the shrink factor of each (authors' / used). ``n_train``: training-fold size, to count the distinct
+    split sizes."""
+    a = AUTHORS_PROTOCOL
+
+    def n_split(k):
+        return len(min_samples_split_grid(n_train, k)) if n_train is not None else k
+
+    used = {"outer folds": outer_folds, "inner folds": inner_folds,
+            "MMIT margins (with 0)": n_margins + 1, "Interval-CART margins": n_margins,
+            "min_samples_split values": n_split(n_min_samples_split), "max_depth values": len(max_depths)}
+    ref = {"outer folds": a["outer_folds"], "inner folds": a["inner_folds"],
+           "MMIT margins (with 0)": a["n_margins"] + 1, "Interval-CART margins": a["n_margins"],
+           "min_samples_split values": n_split(a["n_min_samples_split"]),
+           "max_depth values": len(a["max_depths"])}
+    for d in (used, ref):
+        d["MMIT candidates"] = (d["MMIT margins (with 0)"] * d["min_samples_split values"]
+                                * d["max_depth values"])
+        d["MMIT inner fits per outer fold"] = d["MMIT candidates"] * d["inner folds"]
+        d["Interval-CART candidates"] = (d["Interval-CART margins"] * d["min_samples_split values"]
+                                         * d["max_depth values"])
+    rows = [{"setting": k, "authors": ref[k], "used": used[k], "shrink factor": ref[k] / used[k]}
+            for k in ref]
+    if nested_depths:
+        trees = used["MMIT margins (with 0)"] * used["min_samples_split values"] * used["inner folds"]
+        rows.append({"setting": "MMIT trees grown per outer fold (depths nested)",
+                     "authors": ref["MMIT inner fits per outer fold"], "used": trees,
+                     "shrink factor": ref["MMIT inner fits per outer fold"] / trees})
+    return pd.DataFrame(rows)
+
+
+def authors_fold_ids(n, n_folds=5, random_state=None):
+    """Fixed fold ids 1..``n_folds`` in the authors' way: a random permutation of ``arange(n) % n_folds + 1``
+    (``simulated.datasets.py``; the same distribution as ``sample(rep(1:n.folds, l=n))`` of
+    ``make.data.sets.R``, not the same draw -- R's generator is not reproduced)."""
+    rng = check_random_state(random_state)
+    return rng.permutation(np.arange(int(n)) % int(n_folds) + 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# the book's first protocol
 
 
 def make_methods(*, n_margins=3, inner_cv=3, max_depth=10, min_samples_split=(2,), l1_penalties=(1e-3, 1e-2, 1e-1),
@@ -39,9 +507,11 @@ def make_methods(*, n_margins=3, inner_cv=3, max_depth=10, min_samples_split=(2,
     """The compared methods, each a function ``(X_train, y_train) -> (fitted estimator, chosen params)``.
 
     MMIT-linear / MMIT-squared: :class:`~treebook.interval.tree.MMITPrunedCV` over the paper's margin grid
-    with pruning selected by CV; L1-Linear over ``l1_penalties`` x ``l1_margins``; Interval-CART over
+    with pruning selected by CV; L1-Linear: the linear-hinge LP (:func:`l1_linear_lp`) over ``l1_penalties`` x
+    ``l1_margins`` selected by the interval MSE; Interval-CART over
     ``cart_depths`` x ``cart_min_samples_split`` x the margin grid; constant: squared hinge, no margin.
     ``forest``: dict of :class:`~treebook.interval.tree.MMITForestRegressor` parameters (adds "MMIT-forest").
+    The methods of Figure 5 as the authors run them are :func:`paper_methods`.
     """
     seed = int(check_random_state(random_state).integers(2**31 - 1))
 
@@ -67,7 +537,7 @@ def make_methods(*, n_margins=3, inner_cv=3, max_depth=10, min_samples_split=(2,
     methods = {
         "MMIT-linear": mmit("linear"),
         "MMIT-squared": mmit("squared"),
-        "L1-Linear": grid_fit(L1LinearIntervalRegressor(), {"penalty": l1_penalties, "margin": l1_margins}),
+        "L1-Linear": grid_fit(l1_linear_lp(), {"penalty": l1_penalties, "margin": l1_margins}),
         "Interval-CART": grid_fit(IntervalCARTRegressor(), {
             "max_depth": cart_depths, "min_samples_split": cart_min_samples_split,
             "margin": lambda y: margin_grid(y, n_margins).tolist()}),
@@ -80,12 +550,26 @@ def make_methods(*, n_margins=3, inner_cv=3, max_depth=10, min_samples_split=(2,
     return methods
 
 
-def cross_validate_methods(X, y, methods, *, n_folds=5, dataset="", random_state=None, progress=False):
+def cross_validate_methods(X, y, methods, *, n_folds=5, dataset="", random_state=None, progress=False,
+                           fold_ids=None):
     """Outer ``n_folds``-fold CV of every method; one row per (method, fold) with the test interval MSE,
-    the chosen hyper-parameters and the fit time."""
-    seed = int(check_random_state(random_state).integers(2**31 - 1))
-    folds = list(KFold(n_folds, shuffle=True, random_state=seed).split(X))
-    jobs = [(name, k) for k in range(n_folds) for name in methods]
+    the chosen hyper-parameters and the fit time.
+
+    ``fold_ids``: fixed fold ids, one per row (the authors' ``folds.csv``; e.g. :func:`authors_fold_ids`);
+    the folds are then its distinct values in increasing order, ``fold`` is the id and ``n_folds`` and
+    ``random_state`` are not used. Without it the folds are a shuffled ``KFold(n_folds)``.
+    """
+    if fold_ids is None:
+        seed = int(check_random_state(random_state).integers(2**31 - 1))
+        folds = list(KFold(n_folds, shuffle=True, random_state=seed).split(X))
+        labels = list(range(1, n_folds + 1))
+    else:
+        fold_ids = np.asarray(fold_ids)
+        if fold_ids.shape != (len(X),):
+            raise ValueError(f"fold_ids must have one id per row ({len(X)}); got shape {fold_ids.shape}")
+        labels = np.unique(fold_ids).tolist()
+        folds = [(np.flatnonzero(fold_ids != k), np.flatnonzero(fold_ids == k)) for k in labels]
+    jobs = [(name, k) for k in range(len(folds)) for name in methods]
     if progress:
         from tqdm.auto import tqdm
         jobs = tqdm(jobs, desc=f"CV {dataset}")
@@ -96,6 +580,6 @@ def cross_validate_methods(X, y, methods, *, n_folds=5, dataset="", random_state
         est, params = methods[name](X[tr], y[tr])
         secs = time.perf_counter() - t0
         mse = interval_mse(y[te], est.predict(X[te]))
-        rows.append({"dataset": dataset, "method": name, "fold": k + 1, "mse": mse,
+        rows.append({"dataset": dataset, "method": name, "fold": labels[k], "mse": mse,
                      "log10_mse": float(np.log10(max(mse, 1e-12))), "params": params, "seconds": secs})
     return pd.DataFrame(rows)

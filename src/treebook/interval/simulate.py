@@ -1,4 +1,18 @@
-"""Simulated interval-regression data: the paper's section 5.2 data sets and random intervals for timing."""
+"""Simulated interval-regression data: the paper's section 5.2 data sets and the limits of the timing and
+pointer-move experiments (Figure 3).
+
+Two generators of Figure 3 (right) limits are kept:
+
+- ``"authors"`` (:func:`authors_resampled_limits`, the default of :mod:`treebook.interval.bench`): the
+  authors' script ``figure-simulated-seconds.R`` (GitHub ``tdhock/mmit-paper``) draws rows of the
+  neuroblastoma ``target.mat`` with replacement (``sample(1:nrow(tmat), max(n.vec), replace=TRUE)``
+  after ``set.seed(1)``), adds one ``runif`` draw per row to the row (R recycles the length-n vector
+  down both columns, so both limits of a row move by the same amount and infinite limits stay
+  infinite), runs ``compute_optimal_costs(max.tmat[1:n.sim, ], 1, loss)`` -- margin 1 -- on the first
+  ``n.sim`` rows of that one draw, for ``n.sim = as.integer(10^seq(3, 7, by=0.5))``;
+- ``"ours"`` (:func:`resampled_limits`): one-sided intervals whose limits are drawn from the pool of
+  finite limits, no jitter, margin 0 (the book's first version).
+"""
 
 from __future__ import annotations
 
@@ -53,9 +67,41 @@ def random_intervals(n, *, centre_sd=3.0, open_proba=0.2, random_state=None):
     return np.column_stack([lo, hi])
 
 
+#: the generators of the Figure 3 experiments (see the module docstring)
+GENERATORS = ("authors", "ours")
+#: the margin of the authors' timing experiment (``compute_optimal_costs(..., 1, loss)``)
+AUTHORS_TIMING_MARGIN = 1.0
+#: the sizes of the authors' timing experiment: ``as.integer(10^seq(3, 7, by=0.5))``
+AUTHORS_TIMING_SIZES = tuple(int(v) for v in 10 ** np.linspace(3.0, 7.0, 9))
+
+
+def authors_resampled_limits(y, n, *, jitter=1.0, random_state=None, return_rows=False):
+    """``n`` intervals made the way of the authors' Figure 3 (right) script.
+
+    Rows of ``y`` are drawn uniformly with replacement, and every drawn row is shifted by one draw
+    ``u ~ U(0, jitter)``: ``[lower + u, upper + u]`` (the same ``u`` for both limits; infinite limits
+    stay infinite). ``figure-simulated-seconds.R`` of ``tdhock/mmit-paper`` does this to the
+    neuroblastoma targets with ``jitter = 1`` (``tmat[i.vec, ] + runif(max(n.vec))``) and then solves with
+    margin 1 (:data:`AUTHORS_TIMING_MARGIN`); the timings of its sizes use prefixes of one draw. With the
+    neuroblastoma targets (one finite limit per row) ``n`` rows carry ``n`` finite limits.
+
+    ``return_rows=True`` also returns the indices of the drawn rows.
+    """
+    rng = check_random_state(random_state)
+    y = np.asarray(y, dtype=float)
+    if y.ndim != 2 or y.shape[1] != 2 or y.shape[0] == 0:
+        raise ValueError(f"y must be a non-empty (n, 2) array of intervals; got shape {y.shape}")
+    if not np.isfinite(jitter) or jitter < 0:
+        raise ValueError(f"jitter must be finite and >= 0; got {jitter!r}")
+    rows = rng.integers(0, y.shape[0], int(n))
+    out = y[rows] + (jitter * rng.random(int(n)))[:, None]
+    return (out, rows) if return_rows else out
+
+
 def resampled_limits(y, n, *, random_state=None):
     """``n`` one-sided intervals whose limits are drawn with replacement from the finite limits of ``y``
-    (keeping whether each was a lower or an upper limit): the paper's Figure 3 (right) data."""
+    (keeping whether each was a lower or an upper limit), no jitter: the book's first Figure 3 (right)
+    data (generator ``"ours"``; the authors' is :func:`authors_resampled_limits`)."""
     rng = check_random_state(random_state)
     y = np.asarray(y, dtype=float)
     lows = y[np.isfinite(y[:, 0]), 0]

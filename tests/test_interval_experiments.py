@@ -1,0 +1,162 @@
+"""The Figure 5 protocol as the authors run it (tdhock/mmit-paper mmit.predictions.py, cart.predictions.py,
+constant.predictions.R, penaltyLearning.predictions.R; aldro61/mmit mmit/model_selection.py), at toy scale."""
+
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV, KFold
+
+from treebook.interval import experiments
+from treebook.interval.experiments import (
+    AUTHORS_MAX_DEPTHS,
+    AUTHORS_PROTOCOL,
+    MinErrorConstantRegressor,
+    MMITGridSearchCV,
+    authors_fold_ids,
+    cross_validate_methods,
+    make_methods,
+    margin_grid,
+    min_samples_split_grid,
+    paper_methods,
+    paper_param_grid,
+    paper_protocol_summary,
+)
+from treebook.interval.metrics import interval_mse_scorer
+from treebook.interval.simulate import simulated_dataset
+from treebook.interval.tree import MMITRegressor
+
+
+def test_margin_grid_has_zero_and_spans_the_limits_range():
+    # finite limits 0, 1, 0.5, 3, 0.5, 0.5 -> sorted 0, .5, .5, .5, 1, 3: smallest positive gap 0.5, range 3 - 0 = 3
+    y = np.array([[0.0, 1.0], [0.5, np.inf], [-np.inf, 3.0], [0.5, 0.5]])
+    g = margin_grid(y, 3, include_zero=True)
+    np.testing.assert_allclose(g, [0.0, 0.5, np.sqrt(0.5 * 3.0), 3.0])
+    assert g[0] == 0.0 and np.all(np.diff(g) > 0) and g[-1] == pytest.approx(3.0)
+    assert len(margin_grid(y, 20, include_zero=True)) == 21
+    np.testing.assert_allclose(margin_grid(y, 3), g[1:])  # without 0: the Interval-CART and moves.R grid
+    assert margin_grid(np.array([[1.0, np.inf], [-np.inf, 1.0]]), 5, include_zero=True).tolist() == [0.0]
+
+
+def test_min_samples_split_grid_is_the_authors_truncated_logspace():
+    # floor(2 * 80^(k/9)), k = 0..9 (the last is 159: logspace gives 159.999...)
+    assert min_samples_split_grid(160) == [2, 3, 5, 8, 14, 22, 37, 60, 98, 159]
+    assert min_samples_split_grid(2734) == [2, 4, 9, 22, 49, 110, 246, 549, 1225, 2734]
+    assert min_samples_split_grid(20) == [2, 3, 4, 5, 7, 9, 11, 15, 20]  # the repeated 2 dropped
+    assert min_samples_split_grid(1) == [2]
+
+
+def test_paper_grids_have_the_authors_sizes():
+    assert AUTHORS_MAX_DEPTHS == (1, 2, 3, 4, 6, 9, 12, 16, 22, 30)
+    assert AUTHORS_PROTOCOL["inner_folds"] == 10 and AUTHORS_PROTOCOL["inner_random_state"] == 42
+    assert AUTHORS_PROTOCOL["outer_folds"] == 5 and AUTHORS_PROTOCOL["n_margins"] == 20
+    X, y, _ = simulated_dataset("sin", n_samples=200, n_features=20, random_state=0)
+    methods = paper_methods()
+    assert set(methods) == {"MMIT-linear", "MMIT-squared", "L1-Linear", "Interval-CART", "constant"}
+    for name in ("MMIT-linear", "MMIT-squared"):
+        grid = methods[name].param_grid(X[:160], y[:160])
+        assert len(grid["margin"]) == 21 and grid["margin"][0] == 0.0
+        lim = y[:160][np.isfinite(y[:160])]
+        assert grid["margin"][-1] == pytest.approx(lim.max() - lim.min())  # the range of the limits
+        assert grid["max_depth"] == list(AUTHORS_MAX_DEPTHS)
+        assert grid["min_samples_split"] == [2, 3, 5, 8, 14, 22, 37, 60, 98, 159]
+        cv = methods[name].inner_cv
+        assert cv.get_n_splits() == 10 and cv.shuffle and cv.random_state == 42
+    cart = methods["Interval-CART"].param_grid(X[:160], y[:160])
+    assert len(cart["margin"]) == 20 and cart["margin"][0] > 0  # cart.predictions.py: no margin 0
+    assert cart["max_depth"] == list(AUTHORS_MAX_DEPTHS) and len(cart["min_samples_split"]) == 10
+    assert paper_methods(cart_zero_margin=True)["Interval-CART"].param_grid(X, y)["margin"][0] == 0.0
+    small = paper_methods(n_margins=4, n_min_samples_split=3, max_depths=(1, 3), inner_folds=3)
+    g = small["MMIT-squared"].param_grid(X, y)
+    assert (len(g["margin"]), len(g["min_samples_split"]), len(g["max_depth"])) == (5, 3, 2)
+    assert small["MMIT-squared"].inner_cv.get_n_splits() == 3
+    full = paper_protocol_summary(160).set_index("setting")
+    assert full.loc["MMIT candidates", "authors"] == 21 * 10 * 10
+    assert (full["shrink factor"].drop("MMIT trees grown per outer fold (depths nested)") == 1).all()
+    shrunk = paper_protocol_summary(160, n_margins=4, n_min_samples_split=3, max_depths=(1, 3),
+                                    inner_folds=3).set_index("setting")
+    assert shrunk.loc["MMIT candidates", "shrink factor"] == pytest.approx(2100 / (5 * 3 * 2))
+    assert shrunk.loc["inner folds", "shrink factor"] == pytest.approx(10 / 3)
+
+
+def test_mmit_grid_search_is_unpruned_and_matches_a_plain_grid_search():
+    X, y, _ = simulated_dataset("abs", n_samples=90, n_features=3, random_state=2)
+    grid = paper_param_grid(y, n_margins=2, n_min_samples_split=3, max_depths=(1, 2, 4))
+    nested = MMITGridSearchCV("squared", grid, cv=3, tie_break="first").fit(X, y)
+    plain = MMITGridSearchCV("squared", grid, cv=3, tie_break="first", nested_depths=False).fit(X, y)
+    np.testing.assert_allclose(nested.cv_results_.cv_mse, plain.cv_results_.cv_mse, rtol=1e-12, atol=1e-15)
+    sk = GridSearchCV(MMITRegressor(loss="squared"), grid, scoring=interval_mse_scorer,
+                      cv=KFold(3, shuffle=True, random_state=42)).fit(X, y)
+    np.testing.assert_allclose(-sk.cv_results_["mean_test_score"], nested.cv_results_.cv_mse, rtol=1e-9, atol=1e-12)
+    assert nested.best_params_ == plain.best_params_
+    assert nested.best_score_ == pytest.approx(sk.best_score_)
+    best = nested.best_estimator_
+    assert best.ccp_alpha == 0.0 and best.tree_ is best.full_tree_  # unpruned
+    assert best.max_depth == nested.best_params_["max_depth"]
+    np.testing.assert_allclose(nested.predict(X), MMITRegressor(loss="squared", **nested.best_params_).fit(X, y)
+                               .predict(X))
+
+
+def test_mmit_grid_search_breaks_ties_by_the_smaller_tree():
+    # two groups whose intervals overlap: every tree predicts inside every interval (CV MSE 0 exactly),
+    # but the margin makes the root cost positive, so min_samples_split=2 splits and 1000 does not
+    X = np.repeat([[0.0], [1.0]], 30, axis=0) + np.linspace(0, 0.1, 60)[:, None]
+    y = np.repeat([[0.0, 1.0], [0.5, 1.5]], 30, axis=0)
+    grid = {"margin": [0.4], "max_depth": [1], "min_samples_split": [2, 1000]}
+    first = MMITGridSearchCV("linear", grid, cv=3, tie_break="first").fit(X, y)
+    assert (first.cv_results_.cv_mse == 0).all()
+    assert first.best_params_["min_samples_split"] == 2 and first.best_estimator_.tree_.n_leaves == 2
+    small = MMITGridSearchCV("linear", grid, cv=3).fit(X, y)  # the authors' rule
+    assert small.best_params_["min_samples_split"] == 1000 and small.best_estimator_.tree_.n_leaves == 1
+
+
+def test_min_error_constant_is_the_authors_constant():
+    X = np.zeros((4, 1))
+    # finite limits 0, 1, 1.5, 2, 2.5, 3: candidates all but 3; 1.5 is the first that excludes no interval
+    y = np.array([[0.0, 2.0], [1.0, np.inf], [1.5, 3.0], [-np.inf, 2.5]])
+    est = MinErrorConstantRegressor().fit(X, y)
+    assert est.constant_ == 1.5 and est.n_errors_ == 0
+    np.testing.assert_array_equal(est.predict(np.ones((2, 1))), [1.5, 1.5])
+    # the largest limit is never a candidate (the script's limit.vec[-1] - diff(limit.vec))
+    y2 = np.array([[5.0, np.inf]] * 3 + [[-np.inf, 1.0]])
+    assert MinErrorConstantRegressor().fit(X, y2).constant_ == 1.0
+
+
+def test_authors_fold_ids_are_balanced():
+    ids = authors_fold_ids(11, 5, random_state=0)
+    assert sorted(np.bincount(ids)[1:]) == [2, 2, 2, 2, 3] and set(ids) == {1, 2, 3, 4, 5}
+
+
+def test_cross_validation_with_the_paper_methods_on_a_tiny_data_set():
+    X, y, _ = simulated_dataset("sin", n_samples=60, n_features=3, random_state=0)
+    methods = paper_methods(n_margins=2, n_min_samples_split=2, max_depths=(1, 2), inner_folds=2, l1="both",
+                            constant_mse=True, random_state=0)
+    assert set(methods) == {"MMIT-linear", "MMIT-squared", "L1-Linear", "L1-LP", "Interval-CART", "constant",
+                            "constant-MSE"}
+    folds = authors_fold_ids(len(X), 3, random_state=0)
+    df = cross_validate_methods(X, y, methods, dataset="sin", fold_ids=folds)
+    assert len(df) == 3 * len(methods) and sorted(df.fold.unique()) == [1, 2, 3]
+    assert np.isfinite(df.mse).all() and (df.mse >= 0).all()
+    per_fold = df.pivot_table(index="method", columns="fold", values="mse")
+    assert per_fold.shape == (len(methods), 3)
+    mmit = df[df.method == "MMIT-squared"].params.iloc[0]
+    assert set(mmit) == {"margin", "max_depth", "min_samples_split"}
+    lp = df[df.method == "L1-LP"].params.iloc[0]
+    assert lp["margin"] == 0.0
+    # without fixed fold ids: the shuffled KFold of the first protocol
+    df2 = cross_validate_methods(X, y, {"constant": methods["constant"]}, n_folds=4, random_state=0)
+    assert list(df2.fold) == [1, 2, 3, 4]
+
+
+def test_l1_factories_are_the_paper_baseline_and_the_lp_variant():
+    paper = experiments.l1_linear_paper(random_state=1)
+    assert (paper.loss, paper.margin, paper.penalty, paper.random_state) == ("squared_hinge", 1.0, None, 1)
+    lp = experiments.l1_linear_lp()
+    assert (lp.loss, lp.margin, lp.penalty) == ("linear_hinge", 0.0, 0.01)
+    assert set(paper_methods(n_margins=2, inner_folds=2, l1="both")) >= {"L1-Linear", "L1-LP"}
+
+
+def test_make_methods_keeps_the_linear_hinge_lp():
+    X, y, _ = simulated_dataset("linear", n_samples=40, n_features=3, random_state=0)
+    est, params = make_methods(inner_cv=2, l1_penalties=(0.01,), random_state=0)["L1-Linear"](X, y)
+    assert params == {"margin": 0.0, "penalty": 0.01}
+    assert est.loss == "linear_hinge"
