@@ -15,4 +15,4 @@ def test_notebook_interval(tmp_path):
     assert set(nb) >= {"MMIT-linear", "MMIT-squared", "L1-Linear", "Interval-CART", "constant"}
     assert min(nb["MMIT-linear"], nb["MMIT-squared"]) < nb["constant"]
     assert any(row["quantity"].startswith("max pointer moves") and row["ours"] == 1 for row in res["scorecard"])
-    assert_figures(executed, 6)
+    assert_figures(executed, 7)
