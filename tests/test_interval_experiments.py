@@ -160,3 +160,48 @@ def test_make_methods_keeps_the_linear_hinge_lp():
     est, params = make_methods(inner_cv=2, l1_penalties=(0.01,), random_state=0)["L1-Linear"](X, y)
     assert params == {"margin": 0.0, "penalty": 0.01}
     assert est.loss == "linear_hinge"
+
+
+def test_a_figure5_point_is_its_cell_of_the_whole_cross_validation():
+    from treebook.interval.experiments import figure5_data, figure5_point
+
+    grids = dict(n_margins=2, n_min_samples_split=2, max_depths=[1, 2], inner_folds=2)
+    X, y = figure5_data("simulated.sin", seed=3, sim_n_samples=60)
+    methods = paper_methods(**grids, random_state=3)
+    whole = cross_validate_methods(X, y, methods, n_folds=3, random_state=3)
+    for method in ("MMIT-squared", "L1-Linear", "constant"):
+        for fold in (1, 3):
+            point = figure5_point("simulated.sin", fold, method, n_outer_folds=3, seed=3, sim_n_samples=60, **grids)
+            row = whole[(whole.method == method) & (whole.fold == fold)].iloc[0]
+            assert point["mse"] == row.mse
+    only = cross_validate_methods(X, y, methods, n_folds=3, random_state=3, only_folds=[2])
+    assert set(only.fold) == {2}
+    with pytest.raises(ValueError, match="not folds"):
+        cross_validate_methods(X, y, methods, n_folds=3, random_state=3, only_folds=[7])
+    with pytest.raises(ValueError, match="dataset must be"):
+        figure5_data("simulated.cos")
+
+
+def test_figure5_through_the_sweep_equals_the_chapter_cells(tmp_path):
+    import yaml
+
+    from treebook.interval.experiments import figure5_point, load_figure5_sweep
+    from treebook.sweep import run_sweep
+
+    small = {"n_outer_folds": 3, "sim_n_samples": 60, "fig5_margins": 2, "fig5_min_samples_split": 2,
+             "fig5_depths": [1, 2], "fig5_inner_folds": 2, "seed": 5}
+    grid = tmp_path / "grid.yml"
+    grid.write_text(yaml.safe_dump({"grid": {"dataset": ["simulated.abs"], "fold": [1, 2, 3],
+                                             "method": ["constant", "L1-Linear"]}}))
+    run_sweep("sweeps/02-figure5-point", grid, tmp_path / "out", base_params=small, workers=2, progress=False)
+    variants = {"n_margins": 3, "inner_cv": 3, "mmit_max_depth": 10, "l1_penalties": [0.001, 0.01, 0.1]}
+    cv = load_figure5_sweep(tmp_path / "out", ["simulated.abs"], ["constant", "L1-Linear"], 3, **small, **variants)
+    assert len(cv) == 6
+    row = cv[(cv.method == "L1-Linear") & (cv.fold == 2)].iloc[0]
+    point = figure5_point("simulated.abs", 2, "L1-Linear", n_outer_folds=3, seed=5, sim_n_samples=60,
+                          n_margins=2, n_min_samples_split=2, max_depths=[1, 2], inner_folds=2)
+    assert row.mse == point["mse"] and row.params["penalty"] == point["params"]["penalty"]
+    with pytest.raises(ValueError, match="lacks"):
+        load_figure5_sweep(tmp_path / "out", ["simulated.abs", "simulated.sin"], ["constant"], 3, **small)
+    with pytest.raises(ValueError, match="ran with seed"):
+        load_figure5_sweep(tmp_path / "out", ["simulated.abs"], ["constant"], 3, **{**small, "seed": 6})

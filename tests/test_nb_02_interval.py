@@ -18,3 +18,7 @@ def test_notebook_interval(tmp_path):
     assert {row["setting"] for row in r["protocol"]} >= {"inner folds", "MMIT margins (with 0)"}
     assert any(row["quantity"].startswith("max pointer moves") and row["ours"] == 1 for row in res["scorecard"])
     assert_figures(executed, 7)
+    # a Figure 5 cell recomputes alone, as a sweep point or a stored record's slice does
+    from treebook.results import recompute_slice
+
+    assert recompute_slice(res["slices"][0]) == res["slices"][0]["value"]

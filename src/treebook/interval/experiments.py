@@ -63,6 +63,10 @@ from .metrics import interval_mse, interval_mse_scorer
 from .tree import MMITForestRegressor, MMITPrunedCV, MMITRegressor
 
 __all__ = [
+    "SIMULATED",
+    "figure5_data",
+    "figure5_point",
+    "load_figure5_sweep",
     "AUTHORS_MAX_DEPTHS",
     "AUTHORS_PROTOCOL",
     "margin_grid",
@@ -383,7 +387,7 @@ def paper_methods(*, n_margins=20, n_min_samples_split=10, max_depths=AUTHORS_MA
       ``GridSearchCV`` of :func:`l1_linear_lp` over ``l1_lp_penalties`` with margin 0 and the same inner
       folds, selected by the interval MSE. ``l1``: ``"paper"`` (``"auto"`` is the same), ``"lp"``,
       ``"both"`` or ``None``.
-      ``random_state`` seeds L1-Linear's validation folds (one seed per fit, drawn from it).
+      ``random_state`` seeds L1-Linear's validation folds (the same seed for every fit).
     - ``"constant"``: :class:`MinErrorConstantRegressor`; ``"constant-MSE"`` (``constant_mse``): the
       squared-hinge, margin-0 minimiser (the scripts' ``constantMSE``).
 
@@ -397,7 +401,9 @@ def paper_methods(*, n_margins=20, n_min_samples_split=10, max_depths=AUTHORS_MA
     if l1 == "auto":
         l1 = "paper"
     inner = _inner_kfold(inner_folds, inner_random_state)
-    l1_rng = check_random_state(random_state)
+    # every fit draws its validation folds from the same seed, as the authors call set.seed(1) before each
+    # fit: a fit's result then does not depend on which fits ran before it (a sweep point runs alone)
+    l1_seed = int(check_random_state(random_state).integers(2**31 - 1))
 
     def mmit_grid(X, y):
         return paper_param_grid(y, X.shape[0], n_margins=n_margins, n_min_samples_split=n_min_samples_split,
@@ -424,7 +430,7 @@ def paper_methods(*, n_margins=20, n_min_samples_split=10, max_depths=AUTHORS_MA
     fit_cart.param_grid, fit_cart.inner_cv = cart_grid, inner
 
     def fit_l1_paper(X, y):
-        est = l1_linear_paper(random_state=int(l1_rng.integers(2**31 - 1))).fit(X, y)
+        est = l1_linear_paper(random_state=l1_seed).fit(X, y)
         params = {"loss": "squared_hinge", "margin": 1.0, "penalty": None}
         chosen = getattr(est, "penalty_", None)
         if chosen is not None:
@@ -551,9 +557,10 @@ def make_methods(*, n_margins=3, inner_cv=3, max_depth=10, min_samples_split=(2,
 
 
 def cross_validate_methods(X, y, methods, *, n_folds=5, dataset="", random_state=None, progress=False,
-                           fold_ids=None):
+                           fold_ids=None, only_folds=None):
     """Outer ``n_folds``-fold CV of every method; one row per (method, fold) with the test interval MSE,
-    the chosen hyper-parameters and the fit time.
+    the chosen hyper-parameters and the fit time. ``only_folds``: run only these fold labels (the others
+    are drawn all the same, so a fold's rows do not depend on which folds run).
 
     ``fold_ids``: fixed fold ids, one per row (the authors' ``folds.csv``; e.g. :func:`authors_fold_ids`);
     the folds are then its distinct values in increasing order, ``fold`` is the id and ``n_folds`` and
@@ -569,7 +576,12 @@ def cross_validate_methods(X, y, methods, *, n_folds=5, dataset="", random_state
             raise ValueError(f"fold_ids must have one id per row ({len(X)}); got shape {fold_ids.shape}")
         labels = np.unique(fold_ids).tolist()
         folds = [(np.flatnonzero(fold_ids != k), np.flatnonzero(fold_ids == k)) for k in labels]
-    jobs = [(name, k) for k in range(len(folds)) for name in methods]
+    if only_folds is not None:
+        unknown = set(only_folds) - set(labels)
+        if unknown:
+            raise ValueError(f"only_folds {sorted(unknown)} are not folds (the folds are {labels})")
+    jobs = [(name, k) for k in range(len(folds)) for name in methods
+            if only_folds is None or labels[k] in only_folds]
     if progress:
         from tqdm.auto import tqdm
         jobs = tqdm(jobs, desc=f"CV {dataset}")
@@ -582,4 +594,93 @@ def cross_validate_methods(X, y, methods, *, n_folds=5, dataset="", random_state
         mse = interval_mse(y[te], est.predict(X[te]))
         rows.append({"dataset": dataset, "method": name, "fold": labels[k], "mse": mse,
                      "log10_mse": float(np.log10(max(mse, 1e-12))), "params": params, "seconds": secs})
+    return pd.DataFrame(rows)
+
+
+#: the simulated data sets of Figures 4 and 5, in the order their seeds are drawn (``seed + index``)
+SIMULATED = ("linear", "sin", "abs")
+
+
+def figure5_data(dataset, *, seed=2017, sim_n_samples=200):
+    """``(X, y)`` of a Figure 5 data set as the chapter draws it: ``"neuroblastoma"`` (every profile) or
+    ``"simulated.<pattern>"`` (:func:`~treebook.interval.simulate.simulated_dataset` with
+    ``random_state=seed + index`` of the pattern in :data:`SIMULATED`)."""
+    from ..datasets.mmit import load_neuroblastoma
+    from .simulate import simulated_dataset
+
+    if dataset == "neuroblastoma":
+        return load_neuroblastoma()
+    pattern = dataset.removeprefix("simulated.")
+    if not dataset.startswith("simulated.") or pattern not in SIMULATED:
+        raise ValueError(f"dataset must be 'neuroblastoma' or one of "
+                         f"{[f'simulated.{p}' for p in SIMULATED]}; got {dataset!r}")
+    X, y, _ = simulated_dataset(pattern, n_samples=sim_n_samples, random_state=seed + SIMULATED.index(pattern))
+    return X, y
+
+
+def figure5_point(dataset, fold, method, *, n_outer_folds=5, seed=2017, sim_n_samples=200, n_margins=20,
+                  n_min_samples_split=10, max_depths=AUTHORS_MAX_DEPTHS, inner_folds=10, variant_margins=3,
+                  variant_inner_cv=3, variant_max_depth=10, variant_l1_penalties=(1e-3, 1e-2, 1e-1)):
+    """One cell of Figure 5: ``method`` trained on the other folds of outer fold ``fold`` of ``dataset`` and
+    tested on it, exactly as chapter 2 runs it (:func:`figure5_data`, :func:`paper_methods` with these grids,
+    outer folds drawn from ``seed``). ``method`` is one of the authors' methods or one of our two variants,
+    ``"MMIT-squared (pruned, ours)"`` and ``"L1-LP, linear hinge, margin 0"`` (:func:`make_methods` with
+    the ``variant_*`` settings). Returns the test interval MSE, its log10 and the chosen parameters; one
+    point of a sweep, deterministic."""
+    X, y = figure5_data(dataset, seed=seed, sim_n_samples=sim_n_samples)
+    methods = paper_methods(n_margins=n_margins, n_min_samples_split=n_min_samples_split,
+                            max_depths=list(max_depths), inner_folds=inner_folds, random_state=seed)
+    ours = make_methods(n_margins=variant_margins, inner_cv=variant_inner_cv, max_depth=variant_max_depth,
+                        l1_penalties=tuple(variant_l1_penalties), random_state=seed)
+    methods.update({"MMIT-squared (pruned, ours)": ours["MMIT-squared"],
+                    "L1-LP, linear hinge, margin 0": ours["L1-Linear"]})
+    if method not in methods:
+        raise ValueError(f"method must be one of {sorted(methods)}; got {method!r}")
+    row = cross_validate_methods(X, y, {method: methods[method]}, n_folds=n_outer_folds, dataset=dataset,
+                                 random_state=seed, only_folds=[int(fold)]).iloc[0]
+    from ..results import to_jsonable
+
+    return {"mse": float(row.mse), "log10_mse": float(row.log10_mse), "params": to_jsonable(row.params)}
+
+
+def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
+    """The rows of :func:`cross_validate_methods` for Figure 5, read from a finished ``treebook sweep`` of
+    ``notebooks/sweeps/02-figure5-point.ipynb`` in ``folder`` (its ``results.csv``).
+
+    Every (data set, fold ``1..n_folds``, method) must be there and have run, and every parameter in ``expected``
+    (``seed``, the grids, ...) must have the given value in every run: a sweep made with other settings is
+    refused with the points or parameters that differ.
+    """
+    import ast
+    import json
+    from pathlib import Path
+
+    from ..notebooks import notebook_parameters
+
+    table = pd.read_csv(Path(folder) / "results.csv")
+    defaults = {k: ast.literal_eval(v) for k, v in notebook_parameters("sweeps/02-figure5-point").items()}
+    failed = table[table.status != "ok"]
+    if len(failed):
+        raise ValueError(f"{len(failed)} point(s) of the sweep in {folder} failed or did not run: "
+                         f"{failed[['dataset', 'fold', 'method']].to_dict('records')[:5]}")
+    for name, value in expected.items():
+        if name in table.columns:
+            col = table[name].map(lambda v: json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v)
+        elif name in defaults:  # not set by the sweep: the point notebook's default
+            col = pd.Series([defaults[name]] * len(table))
+        else:
+            raise ValueError(f"{name!r} is not a parameter of the Figure 5 point notebook")
+        if not all(v == value for v in col):
+            raise ValueError(f"the sweep in {folder} ran with {name} = {sorted(set(map(str, col)))}, "
+                             f"not {value!r}")
+    want = {(d, f, m) for d in datasets for f in range(1, n_folds + 1) for m in methods}
+    have = set(zip(table.dataset, table.fold.astype(int), table.method))
+    if want - have:
+        raise ValueError(f"the sweep in {folder} lacks {len(want - have)} point(s), e.g. {sorted(want - have)[:3]}")
+    table = table[[k in want for k in zip(table.dataset, table.fold.astype(int), table.method)]]
+    param_cols = [c for c in table.columns if c.startswith("params.")]
+    rows = [{"dataset": r["dataset"], "method": r["method"], "fold": int(r["fold"]), "mse": float(r["mse"]),
+             "log10_mse": float(r["log10_mse"]), "seconds": float(r["seconds"]),
+             "params": {c.removeprefix("params."): r[c] for c in param_cols if pd.notna(r[c])}}
+            for _, r in table.iterrows()]
     return pd.DataFrame(rows)
