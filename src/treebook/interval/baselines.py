@@ -15,21 +15,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..tree import CARTRegressor
 from ..validation import check_array, check_n_features, check_random_state
-from .losses import check_intervals, check_loss, check_margin
+from .losses import check_loss, check_margin, check_X_intervals
 from .metrics import interval_mse
 from .solver import prefix_solve
 
 __all__ = ["L1LinearIntervalRegressor", "IntervalCARTRegressor", "ConstantIntervalRegressor",
            "L1_LINEAR_CONFIGS", "l1_linear_lp_pulp", "l1_linear_lp_highs", "squared_hinge_l1_fista",
            "squared_hinge_l1_objective"]
-
-
-def _check_Xy(X, y):
-    X = check_array(X)
-    y = check_intervals(y)
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-    return X, y
 
 
 class _IntervalScore:
@@ -421,7 +413,7 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
 
         Returns ``(penalties (k,), coefs (k, n_features), intercepts (k,))`` in the space standardised on
         ``X`` (the space of ``coef_``); does not change the estimator."""
-        X, y = _check_Xy(X, y)
+        X, y = check_X_intervals(X, y)
         margin, solver = self._check_params()
         _, _, Z, keep = self._prepare(X)
         path = self._path(Z, keep, y, margin, solver)
@@ -429,7 +421,7 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
                 np.array([b for _, _, b in path]))
 
     def fit(self, X, y):
-        X, y = _check_Xy(X, y)
+        X, y = check_X_intervals(X, y)
         margin, solver = self._check_params()
         if self.penalty is None:
             self._select(X, y, margin, solver)
@@ -507,7 +499,7 @@ class IntervalCARTRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         self.min_samples_leaf = min_samples_leaf
 
     def fit(self, X, y):
-        X, y = _check_Xy(X, y)
+        X, y = check_X_intervals(X, y)
         margin = check_margin(self.margin)
         lo = np.flatnonzero(np.isfinite(y[:, 0]))
         hi = np.flatnonzero(np.isfinite(y[:, 1]))
@@ -532,7 +524,7 @@ class ConstantIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         self.margin = margin
 
     def fit(self, X, y):
-        X, y = _check_Xy(X, y)
+        X, y = check_X_intervals(X, y)
         check_loss(self.loss)
         res = prefix_solve(y[:, 0], y[:, 1], loss=self.loss, margin=self.margin)
         self.constant_ = float(res.prediction[-1])

@@ -5,13 +5,16 @@ give the loss ``phi(-mu + lower + margin) + phi(mu - upper + margin)`` with the 
 ``phi(x) = (x)_+`` or the squared hinge ``phi(x) = (x)_+^2``; an infinite limit contributes nothing.
 
 This module also holds the validation shared by the solver, the trees and the baselines
-(:data:`LOSSES`, :func:`check_loss`, :func:`check_margin`, :func:`check_intervals`); it imports nothing
-from the rest of the package, and :mod:`treebook.interval.solver` imports from it.
+(:data:`LOSSES`, :func:`check_loss`, :func:`check_margin`, :func:`check_intervals`,
+:func:`check_X_intervals`); of the rest of the package it imports only :mod:`treebook.validation`, and
+:mod:`treebook.interval.solver` imports from it.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ..validation import check_array
 
 __all__ = ["LOSSES", "check_intervals", "check_loss", "check_margin", "hinge", "interval_loss", "total_loss"]
 
@@ -71,6 +74,17 @@ def check_intervals(y, *, name="y", min_samples=1):
     if rev.any():
         raise ValueError(f"{name} has lower > upper in rows {_rows(np.flatnonzero(rev))}")
     return y
+
+
+def check_X_intervals(X, y):
+    """Validate a feature matrix and its interval targets together (the estimators' ``fit``): ``X`` as
+    :func:`treebook.validation.check_array` checks it, ``y`` as :func:`check_intervals`, and one target per
+    row."""
+    X = check_array(X)
+    y = check_intervals(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+    return X, y
 
 
 def hinge(x, loss="linear"):

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..tree import BaseTree, ThresholdSplit, Tree, TreeBuilder
 from ..tree import prune as core_pruning
 from ..validation import check_array, check_n_features, check_random_state
-from .losses import check_intervals, check_loss, check_margin
+from .losses import check_loss, check_margin, check_X_intervals
 from .metrics import interval_mse
 from .solver import breakpoints, sweep
 
@@ -191,14 +191,6 @@ def _resolve_max_features(max_features, p):
                      f"got {max_features!r}")
 
 
-def _check_Xy(X, y):
-    X = check_array(X)
-    y = check_intervals(y)
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-    return X, y
-
-
 class MMITRegressor(RegressorMixin, BaseTree):
     """Maximum margin interval tree (Drouin, Hocking & Laviolette 2017).
 
@@ -241,7 +233,7 @@ class MMITRegressor(RegressorMixin, BaseTree):
         """Grow the tree on ``X`` (n, p) and interval targets ``y`` (n, 2), then prune it at ``ccp_alpha``."""
         _check_tree_params(self)
         self._record_features(X)
-        X, y = _check_Xy(X, y)
+        X, y = check_X_intervals(X, y)
         self.n_features_in_ = X.shape[1]
         self.full_tree_ = grow_mmit(
             X, y, loss=self.loss, margin=self.margin, max_depth=self.max_depth,
@@ -297,7 +289,7 @@ class MMITPrunedCV(RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
-        X, y = _check_Xy(X, y)
+        X, y = check_X_intervals(X, y)
         check_loss(self.loss)
         if not isinstance(self.cv, (int, np.integer)) or self.cv < 2:
             raise ValueError(f"cv must be an int >= 2; got {self.cv!r}")
@@ -369,7 +361,7 @@ class MMITForestRegressor(RegressorMixin, BaseEstimator):
         self.progress = progress
 
     def fit(self, X, y):
-        X, y = _check_Xy(X, y)
+        X, y = check_X_intervals(X, y)
         if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an int >= 1; got {self.n_estimators!r}")
         _resolve_max_features(self.max_features, X.shape[1])
