@@ -20,7 +20,7 @@ from .metrics import interval_mse
 from .solver import prefix_solve
 
 __all__ = ["L1LinearIntervalRegressor", "IntervalCARTRegressor", "ConstantIntervalRegressor",
-           "L1_LINEAR_CONFIGS", "l1_linear_lp_pulp", "l1_linear_lp_highs", "squared_hinge_l1_fista",
+           "MinErrorConstantRegressor", "L1_LINEAR_CONFIGS", "l1_linear_lp_pulp", "l1_linear_lp_highs", "squared_hinge_l1_fista",
            "squared_hinge_l1_objective"]
 
 
@@ -515,7 +515,17 @@ class IntervalCARTRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         return self.tree_model_.predict(X)
 
 
-class ConstantIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
+class _ConstantModel(_IntervalScore, RegressorMixin, BaseEstimator):
+    """Predicts the fitted ``constant_`` for every row."""
+
+    def predict(self, X):
+        check_is_fitted(self, "constant_")
+        X = check_array(X)
+        check_n_features(X, self.n_features_in_)
+        return np.full(X.shape[0], self.constant_)
+
+
+class ConstantIntervalRegressor(_ConstantModel):
     """The constant model: the minimiser of the hinge losses of all training intervals (the solver
     of section 4 run once). With ``loss="squared"`` and ``margin=0`` it minimises the training interval MSE."""
 
@@ -531,8 +541,22 @@ class ConstantIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def predict(self, X):
-        check_is_fitted(self, "constant_")
-        X = check_array(X)
-        check_n_features(X, self.n_features_in_)
-        return np.full(X.shape[0], self.constant_)
+
+class MinErrorConstantRegressor(_ConstantModel):
+    """Figure 5's ``constant`` (``fun.list$constant`` of ``constant.predictions.R``, ``tdhock/mmit-paper``).
+
+    The candidates are the sorted unique finite training limits but the largest (the script's
+    ``limit.vec[-1]-diff(limit.vec)``, which equals ``limit.vec[-length(limit.vec)]``); the prediction is
+    the first candidate that the fewest training intervals exclude (``pred < lower | upper < pred``).
+    With a single distinct finite limit (where the script has no candidate) that limit is predicted.
+    """
+
+    def fit(self, X, y):
+        X, y = check_X_intervals(X, y)
+        lim = np.unique(y[np.isfinite(y)])
+        cand = lim[:-1] if lim.size > 1 else lim
+        errors = ((cand[None, :] < y[:, :1]) | (y[:, 1:] < cand[None, :])).sum(axis=0)
+        self.constant_ = float(cand[int(np.argmin(errors))])
+        self.n_errors_ = int(errors.min())
+        self.n_features_in_ = X.shape[1]
+        return self

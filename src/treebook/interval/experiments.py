@@ -54,13 +54,17 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import GridSearchCV, KFold
-from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_array, check_n_features, check_random_state
-from .baselines import ConstantIntervalRegressor, IntervalCARTRegressor, L1LinearIntervalRegressor
+from ..validation import check_array, check_random_state
+from .baselines import (
+    ConstantIntervalRegressor,
+    IntervalCARTRegressor,
+    L1LinearIntervalRegressor,
+    MinErrorConstantRegressor,
+)
 from .losses import check_intervals
 from .metrics import interval_mse, interval_mse_scorer
-from .tree import MMITForestRegressor, MMITPrunedCV, MMITRegressor
+from .tree import BestEstimatorMixin, MMITForestRegressor, MMITPrunedCV, MMITRegressor
 
 __all__ = [
     "SIMULATED",
@@ -184,7 +188,7 @@ def _n_rules_at_depth(est, depth):
     return int(np.sum(internal & (tree.depth < depth)))
 
 
-class MMITGridSearchCV(RegressorMixin, BaseEstimator):
+class MMITGridSearchCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
     """Grid search of an **unpruned** :class:`~treebook.interval.tree.MMITRegressor` the way the authors'
     ``mmit.model_selection.GridSearchCV(..., pruning=False)`` runs it (``aldro61/mmit``).
 
@@ -303,50 +307,9 @@ class MMITGridSearchCV(RegressorMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def predict(self, X):
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict(X)
-
-    def score(self, X, y, sample_weight=None):
-        """Minus the interval mean squared error."""
-        return -interval_mse(y, self.predict(X))
-
 
 # ----------------------------------------------------------------------------------------------
 # the constant and L1-Linear baselines as the authors run them
-
-
-class MinErrorConstantRegressor(RegressorMixin, BaseEstimator):
-    """Figure 5's ``constant`` (``fun.list$constant`` of ``constant.predictions.R``, ``tdhock/mmit-paper``).
-
-    The candidates are the sorted unique finite training limits but the largest (the script's
-    ``limit.vec[-1]-diff(limit.vec)``, which equals ``limit.vec[-length(limit.vec)]``); the prediction is
-    the first candidate that the fewest training intervals exclude (``pred < lower | upper < pred``).
-    With a single distinct finite limit (where the script has no candidate) that limit is predicted.
-    """
-
-    def fit(self, X, y):
-        X = check_array(X)
-        y = check_intervals(y)
-        if X.shape[0] != y.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-        lim = np.unique(y[np.isfinite(y)])
-        cand = lim[:-1] if lim.size > 1 else lim
-        errors = ((cand[None, :] < y[:, :1]) | (y[:, 1:] < cand[None, :])).sum(axis=0)
-        self.constant_ = float(cand[int(np.argmin(errors))])
-        self.n_errors_ = int(errors.min())
-        self.n_features_in_ = X.shape[1]
-        return self
-
-    def predict(self, X):
-        check_is_fitted(self, "constant_")
-        X = check_array(X)
-        check_n_features(X, self.n_features_in_)
-        return np.full(X.shape[0], self.constant_)
-
-    def score(self, X, y, sample_weight=None):
-        """Minus the interval mean squared error."""
-        return -interval_mse(y, self.predict(X))
 
 
 def l1_linear_paper(random_state=None):

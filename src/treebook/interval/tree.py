@@ -264,7 +264,19 @@ class MMITRegressor(RegressorMixin, BaseTree):
         return -interval_mse(y, self.predict(X))
 
 
-class MMITPrunedCV(RegressorMixin, BaseEstimator):
+class BestEstimatorMixin:
+    """``predict`` and ``score`` (minus the interval MSE) of a search through its ``best_estimator_``."""
+
+    def predict(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Minus the interval mean squared error."""
+        return -interval_mse(y, self.predict(X))
+
+
+class MMITPrunedCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
     """MMIT with hyper-parameters and pruning level chosen by K-fold cross-validation.
 
     The paper's protocol (section 5): for every combination of ``param_grid`` (e.g. margins), a full
@@ -330,14 +342,6 @@ class MMITPrunedCV(RegressorMixin, BaseEstimator):
         self.best_estimator_ = full
         self.n_features_in_ = X.shape[1]
         return self
-
-    def predict(self, X):
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict(X)
-
-    def score(self, X, y, sample_weight=None):
-        """Minus the interval mean squared error."""
-        return -interval_mse(y, self.predict(X))
 
 
 class MMITForestRegressor(RegressorMixin, BaseEstimator):
