@@ -232,7 +232,7 @@ def build_book(profile: str = "book", only: list[str] | None = None, jobs: int |
     stage_sources(root, stage)
 
     params_all = load_profile(profile)
-    src_key = _tree_hash([root / "src" / "treebook", root / "notebooks" / "params", root / "results"])
+    src_key = _tree_hash([root / "src" / "treebook", root / "notebooks" / "params", root / "results" / "paper"])
     results = stage / "results"
     results.mkdir(exist_ok=True)
     timings = stage / "durations.json"
