@@ -108,7 +108,7 @@ def test_similarity_search_proves_the_exhaustive_optimum(depth):
         for sim in (True, False):
             s = LiteratiSearch(X, y, C, max_depth=depth, max_breakpoints=1, lam=lam, candidates="all",
                                similarity=sim, batch=2).run(time_limit=60)
-            assert s.root.solved and s.root.ub == pytest.approx(opt, abs=1e-9)
+            assert s.root.solved and s.root.upper == pytest.approx(opt, abs=1e-9)
             assert spec_objective(s.tree_spec(), y, C, lam, 0.0) == pytest.approx(opt, abs=1e-9)
 
 
@@ -121,7 +121,7 @@ def test_similarity_depth3_real_data_matches_the_plain_search_and_bounds_are_mon
     fast = LiteratiSearch(X[idx], y[idx], 2, max_depth=3, max_breakpoints=1, candidates="all").run(60)
     slow = LiteratiSearch(X[idx], y[idx], 2, max_depth=3, max_breakpoints=1, candidates="all",
                           similarity=False).run(120)
-    assert fast.root.solved and slow.root.solved and fast.root.ub == slow.root.ub
+    assert fast.root.solved and slow.root.solved and fast.root.upper == slow.root.upper
     tr = np.array(fast.trace)
     assert np.all(np.diff(tr[:, 1]) <= 1e-9) and np.all(np.diff(tr[:, 2]) >= -1e-9) and np.all(tr[:, 2] <= tr[:, 1])
 
@@ -138,6 +138,6 @@ def test_all_thresholds_search_starts_from_the_cart_tree(K):
     y = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(int)
     for D in (2, 3, 4):
         cart = int(np.sum(CARTClassifier(max_depth=D).fit(X, y).predict(X) != y))
-        est = LiteratiClassifier(max_depth=D, max_breakpoints=K, candidates="all", time_limit=30).fit(
-            X, y, max_expansions=0)
+        est = LiteratiClassifier(max_depth=D, max_breakpoints=K, candidates="all", time_limit=30,
+                                 max_expansions=0).fit(X, y)
         assert est.train_errors_ <= cart and est.trace_[0, 1] <= cart

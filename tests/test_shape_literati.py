@@ -40,7 +40,7 @@ def test_proved_optimum_equals_exhaustive(mode, exact_depth1):
         s = LiteratiSearch(X, y, C, max_depth=D, max_breakpoints=K, lam=lam, alpha=alpha, candidates=mode,
                            cart_leaves=(4, 3), exact_depth1=exact_depth1, batch=2).run(time_limit=30)
         assert s.root.solved
-        assert s.root.ub == pytest.approx(opt, abs=1e-9)
+        assert s.root.upper == pytest.approx(opt, abs=1e-9)
         # the returned tree realises the proved objective
         assert spec_objective(s.tree_spec(), y, C, lam, alpha) == pytest.approx(opt, abs=1e-9)
 
@@ -53,11 +53,12 @@ def test_k3_depth2_equals_exhaustive():
         opt = exhaustive_optimum(X, y, max_depth=2, max_breakpoints=3, lam=lam, alpha=alpha)
         s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=3, lam=lam, alpha=alpha, candidates="all",
                            exact_depth1=False).run(time_limit=30)
-        assert s.root.solved and s.root.ub == pytest.approx(opt, abs=1e-9)
+        assert s.root.solved and s.root.upper == pytest.approx(opt, abs=1e-9)
 
 
 @pytest.mark.parametrize("heuristic,and_rule", [("cart", "round_robin"), ("admissible", "worst_primal"),
-                                                 ("impurity", "round_robin"), ("primal", "worst_primal")])
+                                                 ("impurity", "round_robin"), ("primal", "worst_primal"),
+                                                 ("cart", "worst_informative"), ("admissible", "worst_informative")])
 def test_ablation_variants_reach_the_same_optimum(heuristic, and_rule):
     rng = np.random.default_rng(11)
     for _ in range(5):
@@ -65,7 +66,7 @@ def test_ablation_variants_reach_the_same_optimum(heuristic, and_rule):
         opt = exhaustive_optimum(X, y, max_depth=2, max_breakpoints=2, lam=0.5, alpha=0.5, candidates="all")
         s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=2, lam=0.5, alpha=0.5, candidates="all",
                            heuristic=heuristic, and_rule=and_rule, exact_depth1=False).run(time_limit=30)
-        assert s.root.solved and s.root.ub == pytest.approx(opt, abs=1e-9)
+        assert s.root.solved and s.root.upper == pytest.approx(opt, abs=1e-9)
 
 
 def test_bounds_along_the_trace_are_monotone_and_ordered():
@@ -91,7 +92,7 @@ def test_more_breakpoints_never_worse_proposition3():
             s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=K, lam=1.0, alpha=0.5,
                                candidates="cart", cart_leaves=(6, 4)).run(time_limit=30)
             assert s.root.solved
-            vals.append(s.root.ub)
+            vals.append(s.root.upper)
         assert vals[1] <= vals[0] + 1e-9 and vals[2] <= vals[1] + 1e-9
 
 
@@ -170,7 +171,10 @@ def test_estimator_api_and_bad_input():
     with pytest.raises(ValueError):
         LiteratiClassifier().fit(X, y[:10])
     for bad in ({"max_breakpoints": 0}, {"lam": -1.0}, {"candidates": "quantile"}, {"time_limit": 0},
-                {"heuristic": "foo"}, {"and_rule": "bar"}, {"cart_leaves": (1,)}, {"similarity": "yes"}):
+                {"heuristic": "foo"}, {"and_rule": "bar"}, {"cart_leaves": (1,)}, {"similarity": "yes"},
+                {"max_expansions": -1}, {"max_expansions": 2.5}, {"cache_size": -1}, {"random_state": "x"},
+                {"time_limit": None}, {"time_limit": float("inf")}, {"lam": float("nan")}, {"max_depth": 1.5},
+                {"cart_leaves": (4.5, 3)}, {"warm_start": 1.0}):
         with pytest.raises(ValueError):
             LiteratiClassifier(**bad).fit(X, y)
     with pytest.raises(ValueError, match="features"):
@@ -190,8 +194,52 @@ def test_warm_start_keeps_the_optimum_and_never_loses_to_k1():
     # anytime: seeded with the same (deterministic, expansion-limited) K=1 search, K=3 is never worse
     X = rng.random((500, 4))
     y = ((X[:, 0] > 0.3) & (X[:, 0] < 0.6)).astype(int) ^ (X[:, 1] > 0.8)
-    k1 = LiteratiClassifier(max_depth=3, max_breakpoints=1, time_limit=60, random_state=0)
-    k1.fit(X, y, max_expansions=60)
-    k3 = LiteratiClassifier(max_depth=3, max_breakpoints=3, time_limit=60, warm_start=0.5, random_state=0)
-    k3.fit(X, y, max_expansions=60)
+    # (the warm start spends half of K=3's 60 expansions: K=1's search with the same 30)
+    k1 = LiteratiClassifier(max_depth=3, max_breakpoints=1, time_limit=None, max_expansions=30, random_state=0)
+    k1.fit(X, y)
+    k3 = LiteratiClassifier(max_depth=3, max_breakpoints=3, time_limit=None, max_expansions=60, warm_start=0.5,
+                            random_state=0)
+    k3.fit(X, y)
     assert k3.objective_ <= k1.objective_ + 1e-9
+
+
+def test_expansion_budget_is_deterministic_and_counts_every_expansion():
+    """With ``time_limit=None`` two fits give the same tree, bounds and trace; the budget bounds the states
+    expanded (warm start and seeding included), and a larger budget is never worse (anytime)."""
+    rng = np.random.default_rng(4)
+    X = rng.random((300, 4))
+    y = ((X[:, 0] > 0.3) & (X[:, 0] < 0.6)).astype(int) ^ (X[:, 1] > 0.8) ^ (X[:, 2] + 0.2 * rng.random(300) > 0.9)
+    objectives = []
+    for budget in (10, 40, 160):
+        kw = dict(max_depth=3, max_breakpoints=2, time_limit=None, max_expansions=budget, warm_start=0.25)
+        a, b = LiteratiClassifier(**kw).fit(X, y), LiteratiClassifier(**kw).fit(X, y)
+        assert a.n_expanded_ <= budget and (a.proved_optimal_ or a.n_expanded_ == budget)
+        assert a.objective_ == b.objective_ and a.lower_bound_ == b.lower_bound_
+        np.testing.assert_array_equal(a.trace_[:, 1:], b.trace_[:, 1:])
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
+        assert a.trace_[-1, 3] == a.n_expanded_
+        objectives.append(a.objective_)
+    assert objectives[2] <= objectives[1] <= objectives[0]
+
+
+def test_random_state_semantics():
+    """An int seeds the local CART fits as given; a RandomState draws the seed; other values are refused."""
+    rng = np.random.default_rng(2)
+    X = rng.random((120, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    kw = dict(max_depth=2, max_breakpoints=2, time_limit=None, max_expansions=20)
+    a = LiteratiClassifier(random_state=3, **kw).fit(X, y)
+    b = LiteratiClassifier(random_state=np.int64(3), **kw).fit(X, y)
+    assert a.objective_ == b.objective_
+    LiteratiClassifier(random_state=np.random.RandomState(0), **kw).fit(X, y)
+    LiteratiClassifier(random_state=None, **kw).fit(X, y)
+    for bad in ("x", 1.5, np.random.default_rng(0)):
+        with pytest.raises(ValueError, match="random_state"):
+            LiteratiClassifier(random_state=bad, **kw).fit(X, y)
+
+
+def test_predict_before_fit_raises_not_fitted():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        LiteratiClassifier().predict(np.zeros((2, 2)))

@@ -1,9 +1,11 @@
 """Experiment and benchmark drivers of chapter 3 (used by the notebook at small scale and by
 ``benchmarks/bench_shape.py`` at full scale).
 
-Training-set protocol of the paper: fold 0 = stratified 70/10/20 split with seed 42; each method is fitted
-on the 70 % training part and judged by its training errors, time to its best tree and (for exact methods)
-whether optimality was proved within the time limit.  The peers ``pycontree`` (ConTree), ``pystreed``
+Training-set protocol: each fold is a stratified 70/10/20 split (fold ``f`` uses the seed
+``FOLD_SEEDS[f]``; the paper reports 5 folds); each method is fitted on the 70 % training part and judged by
+its training errors, time to its best tree and (for exact methods) whether optimality was proved within the
+budget.  Literati's budget is a number of expanded states (``max_expansions``, deterministic) or a time
+limit; the peers take a time limit.  The peers ``pycontree`` (ConTree), ``pystreed``
 (STreeD) and ``sgtlearn`` (ShapeCART / ShapeTAO) are used only when installed.
 """
 
@@ -42,11 +44,15 @@ def fold_data(name: str, seed: int = 42):
     return X[tr], y[tr], X[va], y[va], X[te], y[te]
 
 
-def literati_run(X, y, *, max_depth, max_breakpoints, time_limit, candidates="cart", lam=0.0, alpha=0.0,
-                 **kwargs) -> dict:
-    """Fit Literati once; return errors, objective, bounds, proof flag, times and the fitted estimator."""
+def literati_run(X, y, *, max_depth, max_breakpoints, time_limit=None, max_expansions=None, candidates="cart",
+                 lam=0.0, alpha=0.0, **kwargs) -> dict:
+    """Fit Literati once; return errors, objective, bounds, proof flag, times and the fitted estimator.
+
+    ``max_expansions`` alone gives a deterministic run; ``time_limit`` (seconds) alone a wall-clock one.
+    """
     est = LiteratiClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints, lam=lam, alpha=alpha,
-                             time_limit=time_limit, candidates=candidates, random_state=0, **kwargs)
+                             time_limit=time_limit, max_expansions=max_expansions, candidates=candidates,
+                             random_state=0, **kwargs)
     t0 = time.perf_counter()
     est.fit(X, y)
     elapsed = time.perf_counter() - t0
@@ -97,9 +103,18 @@ def peer_run(method: str, X, y, *, max_depth, time_limit) -> dict | None:
     return {"errors": errors, "time": elapsed, "proved": proved, "estimator": est}
 
 
-def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=10.0, candidates="cart",
-                       baselines=("CART", "ShapeCART"), peers=(), seed=42, progress=False) -> pd.DataFrame:
-    """Training errors / accuracy of Literati (each K) beside baselines and peers, one row per run."""
+def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=None, max_expansions=None, candidates="cart",
+                       baselines=("CART", "ShapeCART"), peers=(), peer_time_limit=None, seed=42,
+                       progress=False) -> pd.DataFrame:
+    """Training errors / accuracy of Literati (each K) beside baselines and peers, one row per run.
+
+    Literati runs under ``max_expansions`` and/or ``time_limit``; the peers under ``peer_time_limit``
+    (default: ``time_limit``, or 60 s when that is ``None``).
+    """
+    if time_limit is None and max_expansions is None:
+        time_limit = 10.0
+    if peer_time_limit is None:
+        peer_time_limit = 60.0 if time_limit is None else time_limit
     rows = []
     jobs = [(d, D) for d in datasets for D in depths]
     it = jobs
@@ -110,18 +125,20 @@ def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=10.0, candi
         X, y = fold_data(name, seed)[:2]
         n = y.size
         for K in Ks:
-            r = literati_run(X, y, max_depth=D, max_breakpoints=K, time_limit=time_limit, candidates=candidates)
+            r = literati_run(X, y, max_depth=D, max_breakpoints=K, time_limit=time_limit,
+                             max_expansions=max_expansions, candidates=candidates)
             rows.append({"dataset": name, "depth": D, "method": f"Literati K={K}", "K": K, "n": n,
                          "errors": r["errors"], "accuracy": 1 - r["errors"] / n, "proved": r["proved"],
                          "lower_bound": r["lower_bound"], "time": r["time"], "time_to_best": r["time_to_best"],
-                         "n_leaves": r["n_leaves"], "peak_rss_mb": peak_rss_mb()})
+                         "n_expanded": r["n_expanded"], "n_leaves": r["n_leaves"], "peak_rss_mb": peak_rss_mb()})
         for m in tuple(baselines) + tuple(peers):
-            r = peer_run(m, X, y, max_depth=D, time_limit=time_limit)
+            r = peer_run(m, X, y, max_depth=D, time_limit=peer_time_limit)
             if r is None:
                 continue
             rows.append({"dataset": name, "depth": D, "method": m, "K": 3 if "Shape" in m else 1, "n": n,
                          "errors": r["errors"], "accuracy": 1 - r["errors"] / n, "proved": r["proved"],
-                         "lower_bound": np.nan, "time": r["time"], "time_to_best": r["time"], "n_leaves": np.nan,
+                         "lower_bound": np.nan, "time": r["time"], "time_to_best": r["time"], "n_expanded": np.nan,
+                         "n_leaves": np.nan,
                          "peak_rss_mb": peak_rss_mb()})
     return pd.DataFrame(rows)
 

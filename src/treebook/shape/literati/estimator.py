@@ -1,0 +1,194 @@
+"""The scikit-learn estimator around the search."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ...tree.cart import BaseTree
+from ...validation import check_classification_targets, check_X_y
+from .search import AND_RULES, DEFAULT_CART_LEAVES, HEURISTICS, LiteratiSearch
+from .specs import cart_spec, spec_to_tree
+
+__all__ = ["LiteratiClassifier"]
+
+
+class LiteratiClassifier(ClassifierMixin, BaseTree):
+    """Anytime optimal shape generalized tree (Literati, AO* over the incremental AND/OR graph).
+
+    Minimises ``Err(T, D) + sum_v [lam + alpha K(f_v)]`` (eq. (1)) over trees of depth <= ``max_depth``
+    whose nodes are shape functions with at most ``max_breakpoints`` breakpoints drawn from the candidate
+    sets; with ``max_breakpoints=1`` this is the DPDT / optimal-threshold-tree space (Proposition 3).
+
+    Parameters
+    ----------
+    max_depth : int
+    max_breakpoints : int
+        ``K``, the maximum number of breakpoints of a node's shape function.
+    lam, alpha : float
+        Per-node and per-breakpoint penalties, in misclassified training samples (``0, 0`` = errors only).
+    time_limit : float or None
+        Seconds; the best tree found so far is returned when it expires (and on ``KeyboardInterrupt``).
+        ``None``: no time limit (then ``max_expansions`` must be set).
+    max_expansions : int or None
+        Budget of expanded states (warm start and seeding included).  With ``time_limit=None`` the search is
+        deterministic: two fits with the same parameters give the same tree on any machine.
+    candidates : {"cart", "all"}
+        Adaptive local-CART thresholds (``cart_leaves[level]`` = ``B_d``) or every midpoint; over every
+        midpoint the greedy CART tree is the first incumbent (:func:`cart_spec`).
+    cart_leaves : tuple of int
+        Leaves of the local CART per level from the root (last entry repeated).
+    heuristic : {"cart", "admissible", "impurity", "primal"}
+        Secondary estimate ``V~`` for the OR choice (the paper's ablation); ``"cart"`` is Literati.
+    and_rule : {"round_robin", "worst_primal", "worst_informative"}
+        AND choice between the two children of a commit: alternate (Literati), the child of larger upper
+        bound (``↑Vbar``, as Branches) or of larger ``V~`` (``↑V~``).
+    exact_depth1 : bool
+        Solve depth-1 data states exactly by the piecewise dynamic programme (same optimum, faster).
+    similarity : bool
+        With ``max_breakpoints=1`` and ``candidates="all"`` (and in the ``K = 1`` warm start of such a
+        search): solve depth-2 data states exactly (:func:`~treebook.shape.depth2.best_depth2_all`) and bound
+        the pending thresholds of a data state by those of its evaluated neighbours (similarity bounds), which
+        order their materialisation by bisection.  Same optimum, far fewer states.
+    cache_size : int
+        Number of most recent solved states kept in the value cache (0: none).
+    warm_start : float
+        For ``max_breakpoints > 1``: share of the budgets (time and expansions) first spent on the ``K = 1``
+        search, whose tree is inserted into the graph as the first incumbent (0 disables it).
+    random_state : int, RandomState instance or None
+        Seeds the local CART fits (tie breaking); ``None`` draws a seed from numpy's global generator.
+    progress : bool
+        Show a progress line (upper bound, lower bound, gap, states expanded).
+
+    Attributes
+    ----------
+    tree_, objective_, lower_bound_, proved_optimal_, trace_ (array of rows ``time, upper, lower,
+    expansions``), n_expanded_, fit_time_, interrupted_, train_errors_, classes_, n_features_in_.
+    """
+
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 0, None, closed="left")],
+        "max_breakpoints": [Interval(Integral, 1, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "max_expansions": [Interval(Integral, 0, None, closed="left"), None],
+        "candidates": [StrOptions({"cart", "all"})],
+        "cart_leaves": ["array-like"],
+        "heuristic": [StrOptions(set(HEURISTICS))],
+        "and_rule": [StrOptions(set(AND_RULES))],
+        "exact_depth1": ["boolean"],
+        "similarity": ["boolean"],
+        "cache_size": [Interval(Integral, 0, None, closed="left")],
+        "warm_start": [Interval(Real, 0, 1, closed="left")],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
+
+    def __init__(self, max_depth=3, max_breakpoints=3, lam=0.0, alpha=0.0, time_limit=60.0, max_expansions=None,
+                 candidates="cart", cart_leaves=DEFAULT_CART_LEAVES, heuristic="cart", and_rule="round_robin",
+                 exact_depth1=True, similarity=True, cache_size=10_000, warm_start=0.25, random_state=0,
+                 progress=False):
+        self.max_depth = max_depth
+        self.max_breakpoints = max_breakpoints
+        self.lam = lam
+        self.alpha = alpha
+        self.time_limit = time_limit
+        self.max_expansions = max_expansions
+        self.candidates = candidates
+        self.cart_leaves = cart_leaves
+        self.heuristic = heuristic
+        self.and_rule = and_rule
+        self.exact_depth1 = exact_depth1
+        self.similarity = similarity
+        self.cache_size = cache_size
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.progress = progress
+
+    def _check_params(self):
+        self._validate_params()
+        for name in ("lam", "alpha", "time_limit"):
+            v = getattr(self, name)
+            if v is not None and not np.isfinite(v):
+                raise ValueError(f"{name} must be finite; got {v!r}")
+        if self.time_limit is None and self.max_expansions is None:
+            raise ValueError("set time_limit or max_expansions (or both): without a budget the search may not end")
+        leaves = np.atleast_1d(np.asarray(self.cart_leaves))
+        if (leaves.ndim != 1 or leaves.size == 0 or not np.issubdtype(leaves.dtype, np.integer)
+                or np.any(leaves < 2)):
+            raise ValueError(f"cart_leaves must be a non-empty sequence of ints >= 2; got {self.cart_leaves!r}")
+        return tuple(int(b) for b in leaves)
+
+    def _seed(self) -> int:
+        rs = self.random_state
+        if isinstance(rs, (Integral, np.integer)) and not isinstance(rs, bool):
+            return int(rs)
+        return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
+
+    def fit(self, X, y):
+        """Search (Algorithm 1) until proof, a budget (time, expansions) or interrupt; keep the best tree."""
+        cart_leaves = self._check_params()
+        self._record_features(X)
+        X, y = check_X_y(X, y)
+        self.classes_, y_enc = check_classification_targets(y)
+        self.n_features_in_ = X.shape[1]
+        self.n_classes_ = self.classes_.size
+        options = dict(max_depth=self.max_depth, lam=self.lam, alpha=self.alpha, candidates=self.candidates,
+                       cart_leaves=cart_leaves, heuristic=self.heuristic, and_rule=self.and_rule,
+                       exact_depth1=self.exact_depth1, similarity=self.similarity, cache_size=self.cache_size,
+                       random_state=self._seed())
+        search = LiteratiSearch(X, y_enc, self.n_classes_, max_breakpoints=self.max_breakpoints, **options)
+        time_limit, budget = self.time_limit, self.max_expansions
+        spent, spent_expansions, warm = 0.0, 0, None
+        # over every midpoint the greedy CART tree is a K = 1 tree of the search space: the first incumbent
+        seed_tree = cart_spec(X, y_enc, self.max_depth) if self.candidates == "all" and self.max_depth else None
+        if self.warm_start and self.max_breakpoints > 1:
+            # warm start: a K = 1 search on a share of the budgets; its tree is feasible here (Proposition 3)
+            warm = LiteratiSearch(X, y_enc, self.n_classes_, max_breakpoints=1,
+                                  **{**options, "lam": self.lam + self.alpha, "alpha": 0.0})
+            warm.run(time_limit=None if time_limit is None else float(time_limit) * float(self.warm_start),
+                     max_expansions=None if budget is None else int(budget * self.warm_start), seed_tree=seed_tree)
+            seed_tree, spent, spent_expansions = warm.tree_spec(), warm.elapsed, warm.n_expanded
+        remaining = None if budget is None else max(0, int(budget) - spent_expansions)
+        if warm is not None and warm.interrupted:
+            search.run(time_limit=spent, max_expansions=0, seed_tree=seed_tree, time_offset=spent,
+                       expansion_offset=spent_expansions)
+            search.interrupted = True
+        else:
+            search.run(time_limit=time_limit, progress=self.progress, max_expansions=remaining,
+                       seed_tree=seed_tree, time_offset=spent, expansion_offset=spent_expansions)
+        if warm is not None:
+            lb0 = min(search.root.leaf_error, search.split_cost)  # the root's admissible V, known from the start
+            head = [(t, u, min(lb0, u), e) for t, u, _, e in warm.trace]
+            search.trace = [r for r in head if r[1] >= search.trace[0][1]] + search.trace
+        spec = search.tree_spec()
+        self.tree_ = spec_to_tree(spec, y_enc, self.n_classes_)
+        self.objective_ = float(search.root.upper)
+        self.lower_bound_ = float(search.root.lower)
+        self.proved_optimal_ = bool(search.root.solved)
+        self.trace_ = np.asarray(search.trace, dtype=float)
+        self.n_expanded_ = int(spent_expansions + search.n_expanded)
+        self.fit_time_ = float(search.elapsed)
+        self.interrupted_ = bool(search.interrupted)
+        self.train_errors_ = int(np.sum(self.predict(X) != y))
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class fractions of the training samples in the reached leaf."""
+        return self.tree_.predict(self._validate_X_predict(X))
+
+    def predict(self, X) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    @property
+    def n_breakpoints_(self) -> int:
+        """Total breakpoints of the fitted tree (the ``alpha`` part of the penalty)."""
+        check_is_fitted(self, "tree_")
+        return int(sum(s.n_breakpoints for s in self.tree_.splits if s is not None))
