@@ -21,6 +21,7 @@ __all__ = [
     "check_n_features",
     "check_feature_names",
     "validate_X",
+    "check_magnitude",
 ]
 
 
@@ -205,3 +206,18 @@ def validate_X(estimator, X, *, reset: bool, name: str = "X", **kwargs) -> np.nd
     arr = check_array(X, name=name, **kwargs)
     check_feature_names(estimator, X, reset=reset, name=name)
     return arr
+
+
+def check_magnitude(arr: np.ndarray, limit: float, *, name: str = "X", reason: str = "") -> None:
+    """Raise a ``ValueError`` naming ``name`` when a finite entry of ``arr`` exceeds ``limit`` in magnitude.
+
+    For computations that square or sum the values (variances, Gram matrices, projections): beyond the
+    limit they would overflow to inf and give a silently wrong model. ``reason`` says which computation.
+    """
+    if arr.size == 0:
+        return
+    peak = float(np.max(np.abs(arr)))
+    if peak > limit:
+        why = f" ({reason})" if reason else ""
+        raise ValueError(f"{name} has values of magnitude up to {peak:.3g}, beyond the {limit:.3g} this estimator "
+                         f"supports{why}; rescale {name}, e.g. divide it by its largest magnitude")

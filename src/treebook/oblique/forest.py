@@ -12,9 +12,29 @@ from sklearn.utils.validation import check_is_fitted
 
 from treebook.oblique.decode import SOLVERS
 from treebook.oblique.grow import DIRECTIONS, TreeArrays, grow_oblique_tree, random_rotation
-from treebook.validation import check_array, check_feature_names, check_random_state, check_X_y, validate_X
+from treebook.validation import (
+    check_array,
+    check_feature_names,
+    check_magnitude,
+    check_random_state,
+    check_X_y,
+    validate_X,
+)
 
 __all__ = ["HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor", "check_box"]
+
+#: largest ``|x|`` an oblique tree accepts: HHCART squares the node data (Gram matrix of its direction),
+#: RandCART and the encoder sum products of the features; axis-parallel trees only compare values and draw
+#: thresholds between a node's extremes, whose difference must stay finite
+_X_LIMIT = {"hhcart": 1e150, "randcart": 1e150, "axis": 1e300, "random": 1e300}
+#: the squared-error split search squares sums of up to ``n`` targets: ``|y|`` must stay below this / n
+_Y_SUM_LIMIT = 1e150
+
+
+def _check_x_scale(X, kind, name="X"):
+    check_magnitude(X, _X_LIMIT[kind], name=name,
+                    reason="sums of squares and projections" if kind in ("hhcart", "randcart")
+                    else "differences of extremes")
 
 
 def check_box(box, n_features):
@@ -164,6 +184,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Grow ``n_estimators`` trees on uniform random targets (``y`` is ignored)."""
         Xa = validate_X(self, X, reset=True, min_samples=2)
+        _check_x_scale(Xa, self.tree)
         self._box = check_box(self.box, Xa.shape[1])
         from threadpoolctl import threadpool_limits
 
@@ -258,6 +279,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         """Leaf id (node index within each tree) of every sample in every tree: (n_samples, n_estimators)."""
         check_is_fitted(self, "tree_arrays_")
         X = validate_X(self, X, reset=False)
+        _check_x_scale(X, getattr(self, "tree", "hhcart"))
         out = np.empty((len(X), len(self.roots_)), dtype=np.int64)
         step = max(1, int(2e7 // max(1, self.weights_.shape[0])))
         for s in range(0, len(X), step):
@@ -319,6 +341,8 @@ class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         Xa, y = check_X_y(X, y)
         y = check_array(y, name="y", ensure_2d=False)
+        _check_x_scale(Xa, self._kind)
+        check_magnitude(y, _Y_SUM_LIMIT / len(y), name="y", reason="squares of sums of the targets")
         check_feature_names(self, X, reset=True)
         rng = check_random_state(self.random_state)
         self.tree_arrays_ = grow_oblique_tree(
@@ -335,7 +359,9 @@ class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
     def apply(self, X):
         """Leaf id of every row of ``X``."""
         check_is_fitted(self, "tree_arrays_")
-        return self.tree_arrays_.apply(validate_X(self, X, reset=False))
+        X = validate_X(self, X, reset=False)
+        _check_x_scale(X, self._kind)
+        return self.tree_arrays_.apply(X)
 
     def predict(self, X):
         leaves = self.apply(X)

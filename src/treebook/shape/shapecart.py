@@ -24,6 +24,7 @@ from ..tree.criteria import node_impurity_classification, one_hot, weighted_impu
 from ..validation import (
     check_classification_targets,
     check_feature_names,
+    check_magnitude,
     check_random_state,
     check_X_y,
     validate_X,
@@ -133,6 +134,8 @@ class ShapeCARTClassifier(ClassifierMixin, BaseTree):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         Xa, y = check_X_y(X, y)
+        check_magnitude(Xa, float(np.finfo(np.float32).max), name="X",
+                        reason="the interval proposals come from single-precision CART trees")
         check_feature_names(self, X, reset=True)
         self.classes_, y_enc = check_classification_targets(y)
         self.n_classes_ = self.classes_.size
