@@ -219,5 +219,5 @@ def check_magnitude(arr: np.ndarray, limit: float, *, name: str = "X", reason: s
     peak = float(np.max(np.abs(arr)))
     if peak > limit:
         why = f" ({reason})" if reason else ""
-        raise ValueError(f"{name} has values of magnitude up to {peak:.3g}, beyond the {limit:.3g} this estimator "
-                         f"supports{why}; rescale {name}, e.g. divide it by its largest magnitude")
+        raise ValueError(f"{name} has values of magnitude up to {peak:.3g}, beyond the {limit:.3g} supported{why}; "
+                         f"rescale {name}, e.g. divide it by its largest magnitude")

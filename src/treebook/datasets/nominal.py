@@ -69,7 +69,7 @@ def load_nominal(name: str) -> tuple[pd.DataFrame, pd.Series]:
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, one of {sorted(NOMINAL_DATASETS)}; got {type(name).__name__}")
     if name not in NOMINAL_DATASETS:
-        raise ValueError(f"unknown data set {name!r}; choose one of {sorted(NOMINAL_DATASETS)}")
+        raise ValueError(f"unknown data set name {name!r}; choose one of {sorted(NOMINAL_DATASETS)}")
     spec = NOMINAL_DATASETS[name]
     raw = pd.read_csv(data_file(CHAPTER, spec.filename), dtype=str, keep_default_na=False)
     raw = raw.apply(lambda c: c.str.strip())

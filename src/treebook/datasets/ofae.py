@@ -20,7 +20,7 @@ def read_idx(path):
         with gzip.open(path, "rb") as fh:
             raw = fh.read()
     except (gzip.BadGzipFile, EOFError) as exc:
-        raise ValueError(f"{path} is not a gzipped IDX file: {exc}") from None
+        raise ValueError(f"path {path} is not a gzipped IDX file: {exc}") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
         raise ValueError(f"{path} is not an IDX file")
     if raw[2] != 0x08:
@@ -57,7 +57,8 @@ def load_mnist_test(n=None, flatten=True):
 
 
 def first_of_each_class(labels, exclude=None):
-    """Index of the first sample of every class (in class order), skipping indices in ``exclude``."""
+    """Index of the first sample of every class (in class order), skipping indices in ``exclude``
+    (integer indices; negative ones count from the end, as in numpy)."""
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.size == 0:
         raise ValueError(f"labels must be a non-empty 1-D array, got shape {labels.shape}")
@@ -76,7 +77,7 @@ def first_of_each_class(labels, exclude=None):
     for c in np.unique(labels):
         hit = np.flatnonzero(mask & (labels == c))
         if hit.size == 0:
-            raise ValueError(f"exclude removes every sample of class {c!r}")
+            raise ValueError(f"exclude removes every sample of class {c}")
         first.append(hit[0])
     return np.array(first)
 

@@ -33,7 +33,7 @@ def load_shape_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, one of {sorted(SHAPE_DATASETS)}; got {type(name).__name__}")
     if name not in SHAPE_DATASETS:
-        raise ValueError(f"unknown shape_trees data set {name!r}; choose one of {sorted(SHAPE_DATASETS)}")
+        raise ValueError(f"unknown shape_trees data set name {name!r}; choose one of {sorted(SHAPE_DATASETS)}")
     data = np.loadtxt(data_file("shape_trees", SHAPE_DATASETS[name]), dtype=float, ndmin=2)
     if data.shape[1] < 2:
         raise ValueError(f"{name}: expected a label column and at least one feature column")

@@ -295,7 +295,8 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "tree_arrays_")
         codes = np.asarray(codes)
         if codes.ndim != 2 or codes.shape[1] != len(self.roots_) or codes.shape[0] == 0:
-            raise ValueError(f"codes must have shape (n_samples, {len(self.roots_)}), got {codes.shape}")
+            raise ValueError(f"codes must have shape (n_samples, {len(self.roots_)}) with n_samples >= 1, "
+                             f"got {codes.shape}")
         if codes.dtype.kind not in "iuf":
             raise TypeError(f"codes must be integer leaf ids, got dtype {codes.dtype}")
         if codes.dtype.kind == "f" and not (np.isfinite(codes).all() and np.all(codes == np.round(codes))):
