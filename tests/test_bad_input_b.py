@@ -183,6 +183,11 @@ for kw, arg in [({"solver": "simplex"}, "solver"), ({"n_jobs": 0}, "n_jobs"), ({
 case("decode_forest-forest=None", lambda: decode_forest(None, CODES), "forest")
 case("decode_forest-forest-unfitted", lambda: decode_forest(ObliqueForestEmbedding(), CODES), NOT_FITTED)
 case("decode_forest-margin=0", lambda: decode_forest(F, CODES, margin=0.0)[0], VALID)
+F_HUGE_BOX = ObliqueForestEmbedding(n_estimators=2, max_depth=2, box=(-1e300, 1e300), random_state=0).fit(X)
+case("ObliqueForestEmbedding.inverse_transform-box-huge", lambda: F_HUGE_BOX.inverse_transform(CODES), "box")
+case("EForestEmbedding.inverse_transform-box-huge",  # MCR solves no LP: any finite box is valid
+     lambda: EForestEmbedding(n_estimators=2, max_depth=2, box=(-1e300, 1e300), random_state=0).fit(X)
+     .inverse_transform(ECODES), VALID)
 case("mcr_bounds-forest=array", lambda: mcr_bounds(np.zeros(3), ECODES), "forest")
 case("mcr_bounds-forest-oblique", lambda: mcr_bounds(F, CODES), "forest")
 for m in (-1.0, np.nan, "x"):

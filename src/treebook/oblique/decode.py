@@ -370,6 +370,9 @@ def decode_forest(forest, codes, solver="highs", n_jobs=1, progress=False, margi
     ``margin_used``. Samples are decoded in parallel over ``n_jobs`` processes."""
     g = forest.check_codes(codes)
     lo, hi = forest._box
+    for end, v in (("lo", lo), ("hi", hi)):
+        check_magnitude(v[np.isfinite(v)], _MAX_BOUND, name=f"box {end}",
+                        reason="the LP solver takes such bounds for infinite ones; use -inf/inf for no bound")
     margin = forest.margin if margin is None else margin
     args = (forest.weights_, forest.bias_, forest.path_rows_, forest.path_signs_)
     structure = lowrank_structure(forest) if solver == "highs-lowrank" else None

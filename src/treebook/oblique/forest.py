@@ -279,7 +279,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         """Leaf id (node index within each tree) of every sample in every tree: (n_samples, n_estimators)."""
         check_is_fitted(self, "tree_arrays_")
         X = validate_X(self, X, reset=False)
-        _check_x_scale(X, getattr(self, "tree", "hhcart"))
+        _check_x_scale(X, self.tree)
         out = np.empty((len(X), len(self.roots_)), dtype=np.int64)
         step = max(1, int(2e7 // max(1, self.weights_.shape[0])))
         for s in range(0, len(X), step):
