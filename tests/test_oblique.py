@@ -366,7 +366,7 @@ def test_bad_inputs_raise_value_error(small_forest):
         ObliqueForestEmbedding(max_features=1.5).fit(X)
     with pytest.raises(ValueError):
         ObliqueForestEmbedding(direction="nope").fit(X)
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match=r"0 sample\(s\)"):
         ObliqueForestEmbedding().fit(np.zeros((0, 3)))
     with pytest.raises(ValueError):
         HHCARTRegressor().fit(X, np.full(len(X), np.inf))

@@ -19,6 +19,9 @@ __all__ = [
     "check_classification_targets",
     "check_random_state",
     "check_n_features",
+    "check_feature_names",
+    "validate_X",
+    "check_magnitude",
 ]
 
 
@@ -171,3 +174,50 @@ def check_n_features(X: np.ndarray, n_features_in: int, name: str = "X", estimat
     if X.shape[1] != n_features_in:
         raise ValueError(f"{name} has {X.shape[1]} features, but {estimator} is expecting {n_features_in} "
                          "features as input (the number seen at fit time)")
+
+
+def check_feature_names(estimator, X, *, reset: bool, name: str = "X") -> None:
+    """Record (``reset=True``, at fit) or check (``reset=False``, at predict/transform) the feature names
+    and the number of features of the raw input ``X``, as scikit-learn does.
+
+    At fit, ``feature_names_in_`` is set when ``X`` is a DataFrame with string column names (and removed
+    otherwise) and ``n_features_in_`` is set. Later, a DataFrame whose columns differ from those seen at
+    fit (other names or another order) raises a ``ValueError`` naming ``X``, as does another number of
+    features. Call it after :func:`check_array` accepted ``X``, with the original object (a DataFrame
+    keeps its column names only there).
+    """
+    from sklearn.utils.validation import validate_data
+
+    try:
+        validate_data(estimator, X=X, reset=reset, skip_check_array=True)
+    except ValueError as exc:
+        msg = str(exc)
+        if msg.startswith(f"{name} "):
+            raise
+        raise ValueError(f"{name}: {msg}") from None
+
+
+def validate_X(estimator, X, *, reset: bool, name: str = "X", **kwargs) -> np.ndarray:
+    """:func:`check_array` of ``X`` followed by :func:`check_feature_names`; returns the array.
+
+    ``reset=True`` at fit (records ``n_features_in_`` and ``feature_names_in_``), ``reset=False`` when a
+    fitted estimator receives new data. ``kwargs`` go to :func:`check_array`.
+    """
+    arr = check_array(X, name=name, **kwargs)
+    check_feature_names(estimator, X, reset=reset, name=name)
+    return arr
+
+
+def check_magnitude(arr: np.ndarray, limit: float, *, name: str = "X", reason: str = "") -> None:
+    """Raise a ``ValueError`` naming ``name`` when a finite entry of ``arr`` exceeds ``limit`` in magnitude.
+
+    For computations that square or sum the values (variances, Gram matrices, projections): beyond the
+    limit they would overflow to inf and give a silently wrong model. ``reason`` says which computation.
+    """
+    if arr.size == 0:
+        return
+    peak = float(np.max(np.abs(arr)))
+    if peak > limit:
+        why = f" ({reason})" if reason else ""
+        raise ValueError(f"{name} has values of magnitude up to {peak:.3g}, beyond the {limit:.3g} supported{why}; "
+                         f"rescale {name}, e.g. divide it by its largest magnitude")

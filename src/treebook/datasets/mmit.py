@@ -25,6 +25,8 @@ def load_neuroblastoma(as_frame: bool = False):
     y : ndarray (3418, 2) of ``[lower, upper]`` limits of log(penalty), with ``-inf`` / ``+inf``
         (a DataFrame with columns ``lower``, ``upper`` when ``as_frame``)
     """
+    if not isinstance(as_frame, (bool, np.bool_)):
+        raise TypeError(f"as_frame must be True or False, got {as_frame!r}")
     feats = pd.read_csv(data_file("mmit", "neuroblastomaProcessed_features.csv"), index_col=0)
     targ = pd.read_csv(data_file("mmit", "neuroblastomaProcessed_targets.csv"), index_col=0)
     if not feats.index.equals(targ.index):

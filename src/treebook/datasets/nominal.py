@@ -66,8 +66,10 @@ PAPER_DATASETS = ("adult", "mushroom", "cars", "contraceptive", "nursery", "poke
 
 def load_nominal(name: str) -> tuple[pd.DataFrame, pd.Series]:
     """Load a chapter-1 data set by name (see :data:`NOMINAL_DATASETS`); returns ``(X, y)``."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, one of {sorted(NOMINAL_DATASETS)}; got {type(name).__name__}")
     if name not in NOMINAL_DATASETS:
-        raise ValueError(f"unknown data set {name!r}; choose one of {sorted(NOMINAL_DATASETS)}")
+        raise ValueError(f"unknown data set name {name!r}; choose one of {sorted(NOMINAL_DATASETS)}")
     spec = NOMINAL_DATASETS[name]
     raw = pd.read_csv(data_file(CHAPTER, spec.filename), dtype=str, keep_default_na=False)
     raw = raw.apply(lambda c: c.str.strip())
@@ -91,7 +93,15 @@ def load_nominal(name: str) -> tuple[pd.DataFrame, pd.Series]:
 
 
 def nominal_summary(names=None) -> pd.DataFrame:
-    """One row per data set: rows, classes, nominal/numeric attribute counts and the largest arity."""
+    """One row per data set: rows, classes, nominal/numeric attribute counts and the largest arity.
+
+    ``names`` is a list of data set names (None: the paper's eight)."""
+    if isinstance(names, str) or not (names is None or isinstance(names, (list, tuple))):
+        raise TypeError(f"names must be None or a list of data set names, got {names!r}")
+    if names is not None:
+        unknown = [n for n in names if not isinstance(n, str) or n not in NOMINAL_DATASETS]
+        if unknown or not names:
+            raise ValueError(f"names must list data sets of {sorted(NOMINAL_DATASETS)}; unknown: {unknown}")
     rows = []
     for name in names or PAPER_DATASETS:
         X, y = load_nominal(name)

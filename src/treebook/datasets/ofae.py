@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import gzip
+import os
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, validate_params
 
 __all__ = ["first_of_each_class", "load_mnist_test", "read_idx", "rgb_patches"]
 
 
 def read_idx(path):
     """Decode a gzipped IDX file (unsigned-byte data) into an ndarray."""
-    with gzip.open(path, "rb") as fh:
-        raw = fh.read()
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
+    try:
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read()
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise ValueError(f"path {path} is not a gzipped IDX file: {exc}") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
         raise ValueError(f"{path} is not an IDX file")
     if raw[2] != 0x08:
@@ -25,10 +33,15 @@ def read_idx(path):
     return data.reshape(dims)
 
 
+@validate_params(
+    {"n": [Interval(Integral, 1, 10000, closed="both"), None], "flatten": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def load_mnist_test(n=None, flatten=True):
     """The 10,000 MNIST test images (uint8, 28x28, flattened to 784 columns if ``flatten``) and labels.
 
-    ``n`` keeps the first ``n`` images. Files are checked against the repository's checksums.
+    ``n`` (1 to 10,000, or None for all) keeps the first ``n`` images. Files are checked against the
+    repository's checksums.
     """
     from treebook.datasets import data_file
 
@@ -44,24 +57,53 @@ def load_mnist_test(n=None, flatten=True):
 
 
 def first_of_each_class(labels, exclude=None):
-    """Index of the first sample of every class (in class order), skipping indices in ``exclude``."""
+    """Index of the first sample of every class (in class order), skipping indices in ``exclude``
+    (integer indices; negative ones count from the end, as in numpy)."""
     labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError(f"labels must be a non-empty 1-D array, got shape {labels.shape}")
+    if labels.dtype.kind == "f" and np.isnan(labels).any():
+        raise ValueError("labels contain NaN")
     mask = np.ones(len(labels), dtype=bool)
     if exclude is not None:
-        mask[np.asarray(exclude, dtype=int)] = False
-    return np.array([np.flatnonzero(mask & (labels == c))[0] for c in np.unique(labels)])
+        ex = np.asarray(exclude)
+        if ex.size and (ex.dtype.kind not in "iu" or ex.ndim != 1):
+            raise TypeError(f"exclude must be a 1-D list of integer indices, got {exclude!r}")
+        ex = ex.astype(np.int64)
+        if ex.size and ((ex < -len(labels)) | (ex >= len(labels))).any():
+            raise ValueError(f"exclude holds indices outside 0..{len(labels) - 1}")
+        mask[ex] = False
+    first = []
+    for c in np.unique(labels):
+        hit = np.flatnonzero(mask & (labels == c))
+        if hit.size == 0:
+            raise ValueError(f"exclude removes every sample of class {c}")
+        first.append(hit[0])
+    return np.array(first)
 
 
+@validate_params(
+    {"size": [Interval(Integral, 1, None, closed="left")], "stride": [Interval(Integral, 1, None, closed="left")],
+     "images": [tuple, list]},
+    prefer_skip_nested_validation=True,
+)
 def rgb_patches(size=32, stride=16, images=("astronaut", "coffee", "chelsea", "rocket")):
     """An RGB substitute for CIFAR-10: ``size x size`` patches cut from scikit-image's bundled photographs,
     downscaled so a patch shows an object part at CIFAR-like scale. Returns (n, size, size, 3) uint8 and
-    the source image index of every patch."""
+    the source image index of every patch. ``images`` names RGB images of ``skimage.data``."""
     from skimage import data as skdata
     from skimage.transform import rescale
 
+    if not images:
+        raise ValueError("images must name at least one image")
+    for name in images:
+        if not isinstance(name, str) or name.startswith("_") or not callable(getattr(skdata, name, None)):
+            raise ValueError(f"images: {name!r} is not an image of skimage.data")
     out, src = [], []
     for k, name in enumerate(images):
         img = getattr(skdata, name)()
+        if img.ndim != 3 or img.shape[2] != 3:
+            raise ValueError(f"images: {name!r} is not an RGB image (shape {img.shape})")
         img = rescale(img, 0.25, channel_axis=-1, anti_aliasing=True)
         img = np.clip(np.round(img * 255), 0, 255).astype(np.uint8)
         h, w = img.shape[:2]
@@ -69,4 +111,6 @@ def rgb_patches(size=32, stride=16, images=("astronaut", "coffee", "chelsea", "r
             for j in range(0, w - size + 1, stride):
                 out.append(img[i:i + size, j:j + size])
                 src.append(k)
+    if not out:
+        raise ValueError(f"size {size} is larger than every downscaled image: no patch fits")
     return np.stack(out), np.array(src)

@@ -6,8 +6,11 @@ features (min-max scaled to [0, 1] by the collection's authors).  See ``data/sha
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.model_selection import train_test_split
+from sklearn.utils._param_validation import Interval, validate_params
 
 from ._core import data_file
 
@@ -27,8 +30,10 @@ FOLD_SEEDS = (42, 63, 84, 56, 33)
 
 def load_shape_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(X, y)`` (float features, integer labels) of one shipped data set."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, one of {sorted(SHAPE_DATASETS)}; got {type(name).__name__}")
     if name not in SHAPE_DATASETS:
-        raise ValueError(f"unknown shape_trees data set {name!r}; choose one of {sorted(SHAPE_DATASETS)}")
+        raise ValueError(f"unknown shape_trees data set name {name!r}; choose one of {sorted(SHAPE_DATASETS)}")
     data = np.loadtxt(data_file("shape_trees", SHAPE_DATASETS[name]), dtype=float, ndmin=2)
     if data.shape[1] < 2:
         raise ValueError(f"{name}: expected a label column and at least one feature column")
@@ -38,9 +43,18 @@ def load_shape_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(data[:, 1:]), y.astype(np.int64)
 
 
+@validate_params(
+    {"y": ["array-like"], "seed": [Interval(Integral, 0, 2**32 - 1, closed="both")],
+     "val": [Interval(Real, 0, 1, closed="neither")], "test": [Interval(Real, 0, 1, closed="neither")]},
+    prefer_skip_nested_validation=True,
+)
 def paper_split(y, seed: int, val: float = 0.1, test: float = 0.2):
     """Stratified train/validation/test indices (70/10/20 by default) for one fold seed."""
     y = np.asarray(y)
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"y must be a non-empty 1-D array of class labels, got shape {y.shape}")
+    if val + test >= 1:
+        raise ValueError(f"val + test must be below 1 (something must be left to train on), got {val} + {test}")
     idx = np.arange(y.size)
     rest, te = train_test_split(idx, test_size=test, stratify=y, random_state=seed)
     tr, va = train_test_split(rest, test_size=val / (1.0 - test), stratify=y[rest], random_state=seed)

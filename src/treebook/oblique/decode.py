@@ -23,11 +23,17 @@ Solvers (all return the same optimum; tests compare them):
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
+
+from treebook.validation import check_array, check_magnitude
 
 __all__ = [
     "SOLVERS",
+    "check_lp",
     "l1_decode_highs_lowrank",
     "lowrank_structure",
     "decode_forest",
@@ -38,6 +44,60 @@ __all__ = [
 ]
 
 SOLVERS = ("highs", "highs-lowrank", "pulp", "cvxpy")
+
+#: HiGHS takes a bound of this magnitude for an infinite one, and rejects larger matrix entries than
+#: ``_MAX_COEF``: beyond them the LP would silently change, so the decoders refuse such input
+_MAX_BOUND = 1e20
+_MAX_COEF = 1e15
+
+
+def _check_bound(v, name, p):
+    try:
+        a = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number or an array of numbers, got {v!r}") from None
+    if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != p):
+        raise ValueError(f"{name} must be a scalar or have {p} entries (one per column of A), got shape {a.shape}")
+    a = np.broadcast_to(a, (p,)).astype(float)
+    if np.isnan(a).any():
+        raise ValueError(f"{name} contains NaN")
+    fin = a[np.isfinite(a)]
+    check_magnitude(fin, _MAX_BOUND, name=name, reason="the LP solver takes such bounds for infinite ones; "
+                    "use -inf/inf for no bound")
+    return a
+
+
+def check_lp(A, b, lo, hi, *, n_free=0):
+    """Validate the decoding LP ``min ||x||_1 s.t. A x >= b, lo <= x <= hi``: returns ``(A, b, lo, hi)``
+    with ``A`` a finite float matrix (dense, or sparse CSR if given sparse), ``b`` finite with one entry
+    per row, ``lo``/``hi`` float arrays of length ``A.shape[1] - n_free`` (scalars are broadcast; ``-inf``
+    / ``inf`` mean no bound). Raises a ``ValueError``/``TypeError`` naming the argument otherwise."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        if A.dtype.kind not in "biuf":
+            raise TypeError(f"A must be numeric, got dtype {A.dtype}")
+        A = A.astype(float)
+        if A.ndim != 2 or A.shape[1] == 0:
+            raise ValueError(f"A must be 2-D with at least one column, got shape {A.shape}")
+        if not np.isfinite(A.data).all():
+            raise ValueError("A contains NaN or infinite values")
+        coef = A.data
+    else:
+        A = check_array(A, name="A", min_samples=0)
+        coef = A
+    check_magnitude(coef, _MAX_COEF, name="A", reason="the LP solver rejects larger coefficients")
+    b = check_array(b, name="b", ensure_2d=False, min_samples=0)
+    if b.shape[0] != A.shape[0]:
+        raise ValueError(f"b has {b.shape[0]} entries but A has {A.shape[0]} rows")
+    check_magnitude(b, _MAX_BOUND, name="b", reason="the LP solver takes such bounds for infinite ones")
+    p = A.shape[1] - n_free
+    lo = _check_bound(lo, "lo", p)
+    hi = _check_bound(hi, "hi", p)
+    if (lo > hi).any():
+        raise ValueError(f"lo > hi at columns {np.flatnonzero(lo > hi)[:10].tolist()}")
+    if np.isposinf(lo).any() or np.isneginf(hi).any():
+        raise ValueError("lo must be < inf and hi > -inf")
+    return A, b, lo, hi
 
 
 def _columns(lo, hi):
@@ -133,8 +193,9 @@ def l1_decode_highs(A, b, lo, hi):
     status is ``"optimal"``, ``"infeasible"``, ``"unbounded"`` or HiGHS's status text.
 
     The objective is ``1^T (x+ + x-)``; ``x-`` columns exist only where the box allows negative values, so
-    for images (``lo >= 0``) the LP is ``min 1^T x``."""
-    b = np.asarray(b, dtype=float)
+    for images (``lo >= 0``) the LP is ``min 1^T x``. ``A`` may be sparse; ``lo``, ``hi`` are scalars or
+    arrays with one entry per column (see :func:`check_lp`)."""
+    A, b, lo, hi = check_lp(A, b, lo, hi)
     return _highs_solve(A, b, np.full(len(b), np.inf), lo, hi)
 
 
@@ -142,8 +203,14 @@ def l1_decode_highs_lowrank(A_sparse, dense, V, b, lo, hi):
     """The same LP when every row is ``a_i = s_i + V c_i`` with ``s_i`` sparse and ``V`` (p x r) a common
     basis: with ``z = V^T x`` (r extra free variables and r equality rows) the rows become
     ``s_i . x + c_i . z >= b_i``, so the matrix holds ``nnz(S) + m r + p r`` entries instead of ``m p``."""
-    b = np.asarray(b, dtype=float)
+    V = check_array(V, name="V", min_samples=1, min_features=0)
     r = V.shape[1]
+    S, b, lo, hi = check_lp(A_sparse if sp.issparse(A_sparse) else np.asarray(A_sparse), b, lo, hi)
+    dense = check_array(dense, name="dense", min_samples=0, min_features=0)
+    if S.shape[1] != V.shape[0] or dense.shape != (S.shape[0], r):
+        raise ValueError(f"shapes do not fit: A_sparse {S.shape}, dense {dense.shape}, V {V.shape} "
+                         "(expected (m, p), (m, r), (p, r))")
+    A_sparse = S
     M = sp.vstack([sp.hstack([sp.csr_matrix(A_sparse), sp.csr_matrix(dense)]),
                    sp.hstack([sp.csr_matrix(V.T), -sp.identity(r, format="csr")])])
     row_lower = np.concatenate([b, np.zeros(r)])
@@ -156,7 +223,9 @@ def l1_decode_pulp(A, b, lo, hi):
     ``min sum(x+ + x-)`` subject to ``sum_j A_ij (x+_j - x-_j) >= b_i`` and the box."""
     import pulp
 
-    A = np.asarray(A, dtype=float)
+    A, b, lo, hi = check_lp(A, b, lo, hi)
+    if sp.issparse(A):
+        A = A.toarray()
     m, p = A.shape
     prob = pulp.LpProblem("ofae_decode", pulp.LpMinimize)
     lo_p, hi_p, lo_m, hi_m, _ = _columns(lo, hi)
@@ -189,7 +258,9 @@ def l1_decode_cvxpy(A, b, lo, hi):
         import cvxpy as cp
     except ImportError as exc:  # optional dependency
         raise ImportError("the 'cvxpy' solver needs the optional package cvxpy (extra 'compare')") from exc
-    A = np.asarray(A, dtype=float)
+    A, b, lo, hi = check_lp(A, b, lo, hi)
+    if sp.issparse(A):
+        A = A.toarray()
     p = A.shape[1]
     x = cp.Variable(p)
     cons = [A @ x >= b]
@@ -286,15 +357,22 @@ def lowrank_structure(forest, tol=1e-10):
     return sp.csr_matrix(S), C, V
 
 
+@validate_params(
+    {"forest": [HasMethods(["check_codes"])], "codes": ["array-like"], "solver": [StrOptions(set(SOLVERS))],
+     "n_jobs": [Interval(Integral, 1, None, closed="left"), None], "progress": ["boolean"],
+     "margin": [Interval(Real, 0, None, closed="left"), None]},
+    prefer_skip_nested_validation=True,
+)
 def decode_forest(forest, codes, solver="highs", n_jobs=1, progress=False, margin=None):
     """Decode every code row of a fitted :class:`ObliqueForestEmbedding` (or any object with the same
     arrays) by the l1 LP. Returns ``(X, info)``; ``info`` holds per-sample ``status`` ("optimal" or the
     reason a fallback point — the box point nearest to 0 — was used), ``objective`` (``||x||_1``) and
     ``margin_used``. Samples are decoded in parallel over ``n_jobs`` processes."""
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     g = forest.check_codes(codes)
     lo, hi = forest._box
+    for end, v in (("lo", lo), ("hi", hi)):
+        check_magnitude(v[np.isfinite(v)], _MAX_BOUND, name=f"box {end}",
+                        reason="the LP solver takes such bounds for infinite ones; use -inf/inf for no bound")
     margin = forest.margin if margin is None else margin
     args = (forest.weights_, forest.bias_, forest.path_rows_, forest.path_signs_)
     structure = lowrank_structure(forest) if solver == "highs-lowrank" else None

@@ -10,7 +10,10 @@ oblique splits the constraints couple features and no per-feature rule applies.
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.oblique.forest import ObliqueForestEmbedding
@@ -18,6 +21,11 @@ from treebook.oblique.forest import ObliqueForestEmbedding
 __all__ = ["EForestEmbedding", "mcr_bounds"]
 
 
+@validate_params(
+    {"forest": [HasMethods(["check_codes"])], "codes": ["array-like"],
+     "margin": [Interval(Real, 0, None, closed="left")]},
+    prefer_skip_nested_validation=True,
+)
 def mcr_bounds(forest, codes, margin=0.0):
     """Per-sample feature intervals ``[lower, upper]`` of the intersected path boxes (axis-parallel forest).
 
@@ -59,22 +67,36 @@ class EForestEmbedding(ObliqueForestEmbedding):
     ``point`` chooses the point of the MCR box: ``"l1"`` (the box point nearest to 0, ``clip(0, lower, upper)``:
     the l1 decode of an axis-parallel code), ``"mid"`` (centre of the MCR box intersected with each
     feature's training range).
+
+    The other parameters are those of :class:`ObliqueForestEmbedding`: ``split_rule`` applies to
+    ``tree="axis"``, ``margin`` moves every bound of the MCR box inward (see :func:`mcr_bounds`). There is no
+    ``direction`` (axis-parallel trees have none), ``solver`` or ``n_jobs`` (MCR solves no linear program).
     """
+
+    _parameter_constraints: dict = {
+        **{k: v for k, v in ObliqueForestEmbedding._parameter_constraints.items()
+           if k not in ("direction", "solver", "n_jobs")},
+        "tree": [StrOptions({"random", "axis"})],
+        "point": [StrOptions({"l1", "mid"})],
+    }
 
     def __init__(self, tree="random", n_estimators=100, max_depth=None, max_samples=1.0, max_features=1.0,
                  bootstrap=False, min_samples_leaf=1, box=None, point="mid", random_state=None,
-                 progress=False):
-        super().__init__(tree=tree, n_estimators=n_estimators, max_depth=max_depth, max_samples=max_samples,
-                         max_features=max_features, bootstrap=bootstrap, min_samples_leaf=min_samples_leaf,
-                         box=box, random_state=random_state, progress=progress)
+                 progress=False, split_rule="best", margin=1e-6):
+        # no ``direction`` (axis-parallel trees have none), ``solver`` or ``n_jobs`` (MCR solves no LP)
+        self.tree = tree
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.max_samples = max_samples
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.min_samples_leaf = min_samples_leaf
+        self.split_rule = split_rule
+        self.box = box
+        self.margin = margin
         self.point = point
-
-    def _check_params(self):
-        super()._check_params()
-        if self.tree not in ("random", "axis"):
-            raise ValueError(f"EForestEmbedding needs axis-parallel trees ('random' or 'axis'), got {self.tree!r}")
-        if self.point not in ("l1", "mid"):
-            raise ValueError(f"point must be 'l1' or 'mid', got {self.point!r}")
+        self.random_state = random_state
+        self.progress = progress
 
     def _fit(self, X):
         super()._fit(X)

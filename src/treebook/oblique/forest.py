@@ -2,45 +2,62 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from numba import njit
-from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from treebook.oblique.decode import SOLVERS
 from treebook.oblique.grow import DIRECTIONS, TreeArrays, grow_oblique_tree, random_rotation
+from treebook.validation import (
+    check_array,
+    check_feature_names,
+    check_magnitude,
+    check_random_state,
+    check_X_y,
+    validate_X,
+)
 
-__all__ = ["HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor", "check_box", "check_finite_2d"]
+__all__ = ["HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor", "check_box"]
+
+#: largest ``|x|`` an oblique tree accepts: HHCART squares the node data (Gram matrix of its direction),
+#: RandCART and the encoder sum products of the features; axis-parallel trees only compare values and draw
+#: thresholds between a node's extremes, whose difference must stay finite
+_X_LIMIT = {"hhcart": 1e150, "randcart": 1e150, "axis": 1e300, "random": 1e300}
+#: the squared-error split search squares sums of up to ``n`` targets: ``|y|`` must stay below this / n
+_Y_SUM_LIMIT = 1e150
 
 
-def check_finite_2d(X, name="X", n_features=None):
-    """2-D finite float array or a clear ``ValueError``."""
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric: {exc}") from None
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {X.shape})")
-    bad = ~np.isfinite(X)
-    if bad.any():
-        rows = np.unique(np.nonzero(bad)[0])[:10]
-        raise ValueError(f"{name} contains NaN or inf (rows {rows.tolist()})")
-    if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"{name} has {X.shape[1]} features, expected {n_features}")
-    return X
+def _check_x_scale(X, kind, name="X"):
+    check_magnitude(X, _X_LIMIT[kind], name=name,
+                    reason="sums of squares and projections" if kind in ("hhcart", "randcart")
+                    else "differences of extremes")
 
 
 def check_box(box, n_features):
     """``box`` = None or ``(lo, hi)`` (scalars or length-``n_features`` arrays) -> (lo, hi) arrays."""
     if box is None:
         return np.full(n_features, -np.inf), np.full(n_features, np.inf)
+    if isinstance(box, str):
+        raise TypeError(f"box must be None or a pair (lo, hi), got {box!r}")
     try:
         lo, hi = box
     except (TypeError, ValueError):
         raise ValueError(f"box must be None or a pair (lo, hi), got {box!r}") from None
-    lo = np.broadcast_to(np.asarray(lo, dtype=float), (n_features,)).copy()
-    hi = np.broadcast_to(np.asarray(hi, dtype=float), (n_features,)).copy()
+    ends = []
+    for end, v in (("lo", lo), ("hi", hi)):
+        try:
+            a = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"box {end} must be a number or an array of numbers, got {v!r}") from None
+        if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != n_features):
+            raise ValueError(f"box {end} must be a scalar or have {n_features} entries (one per feature), "
+                             f"got shape {a.shape}")
+        ends.append(np.broadcast_to(a, (n_features,)).copy())
+    lo, hi = ends
     if np.isnan(lo).any() or np.isnan(hi).any():
         raise ValueError("box contains NaN")
     if (lo > hi).any():
@@ -138,47 +155,46 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.progress = progress
 
+    _parameter_constraints: dict = {
+        "tree": [StrOptions({"hhcart", "randcart", "axis", "random"})],
+        "direction": [StrOptions(set(DIRECTIONS))],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "max_samples": [Interval(Real, 0, 1, closed="right")],
+        "max_features": [Interval(Real, 0, 1, closed="right")],
+        "bootstrap": ["boolean"],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "split_rule": [StrOptions({"best", "mean"})],
+        "box": ["array-like", None],
+        "margin": [Interval(Real, 0, None, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the codes are integer leaf ids whatever the dtype of X
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
     # ------------------------------------------------------------------ fitting
-    def _check_params(self):
-        if self.tree not in ("hhcart", "randcart", "axis", "random"):
-            raise ValueError(f"tree must be 'hhcart', 'randcart', 'axis' or 'random', got {self.tree!r}")
-        if self.direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}")
-        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
-        if self.max_depth is not None and not (self.max_depth >= 1):
-            raise ValueError(f"max_depth must be >= 1 or None, got {self.max_depth!r}")
-        for name in ("max_samples", "max_features"):
-            v = getattr(self, name)
-            if not (0 < v <= 1):
-                raise ValueError(f"{name} must be in (0, 1], got {v!r}")
-        if self.split_rule not in ("best", "mean"):
-            raise ValueError(f"split_rule must be 'best' or 'mean', got {self.split_rule!r}")
-        from treebook.oblique.decode import SOLVERS
-
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if not (self.margin >= 0):
-            raise ValueError(f"margin must be >= 0, got {self.margin!r}")
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Grow ``n_estimators`` trees on uniform random targets (``y`` is ignored)."""
-        self._check_params()
-        X = check_finite_2d(X)
-        n, p = X.shape
-        if n < 2:
-            raise ValueError("need at least 2 samples to fit a forest")
-        self.n_features_in_ = p
-        self._box = check_box(self.box, p)
+        Xa = validate_X(self, X, reset=True, min_samples=2)
+        _check_x_scale(Xa, self.tree)
+        self._box = check_box(self.box, Xa.shape[1])
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1):  # small per-node linear algebra: BLAS threads only contend
-            self._fit(X)
+            self._fit(Xa)
         return self
 
     def _fit(self, X):
         n, p = X.shape
-        rng = np.random.default_rng(self.random_state)
+        rng = check_random_state(self.random_state)
         n_sub = max(2, round(self.max_samples * n))
         q = max(1, round(self.max_features * p))
         trees, subsets = [], []
@@ -195,7 +211,8 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
                 rows = rng.choice(n, size=min(n_sub, n), replace=False)
             target = rng.uniform(size=len(rows))
             rot = random_rotation(q, rng) if self.tree == "randcart" else None
-            arr = grow_oblique_tree(X[np.ix_(rows, feats)], target, kind=self.tree, direction=self.direction,
+            direction = self.direction if self.tree == "hhcart" else None
+            arr = grow_oblique_tree(X[np.ix_(rows, feats)], target, kind=self.tree, direction=direction,
                                     max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                                     split_rule=self.split_rule, rotation=rot, rng=rng)
             trees.append(arr)
@@ -261,7 +278,8 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Leaf id (node index within each tree) of every sample in every tree: (n_samples, n_estimators)."""
         check_is_fitted(self, "tree_arrays_")
-        X = check_finite_2d(X, n_features=self.n_features_in_)
+        X = validate_X(self, X, reset=False)
+        _check_x_scale(X, self.tree)
         out = np.empty((len(X), len(self.roots_)), dtype=np.int64)
         step = max(1, int(2e7 // max(1, self.weights_.shape[0])))
         for s in range(0, len(X), step):
@@ -277,14 +295,15 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "tree_arrays_")
         codes = np.asarray(codes)
         if codes.ndim != 2 or codes.shape[1] != len(self.roots_) or codes.shape[0] == 0:
-            raise ValueError(f"codes must have shape (n_samples, {len(self.roots_)}), got {codes.shape}")
-        if not np.issubdtype(codes.dtype, np.integer):
-            if not (np.isfinite(codes).all() and np.all(codes == np.round(codes))):
-                raise ValueError("codes must be integer leaf ids")
-            codes = codes.astype(np.int64)
+            raise ValueError(f"codes must have shape (n_samples, {len(self.roots_)}) with n_samples >= 1, "
+                             f"got {codes.shape}")
+        if codes.dtype.kind not in "iuf":
+            raise TypeError(f"codes must be integer leaf ids, got dtype {codes.dtype}")
+        if codes.dtype.kind == "f" and not (np.isfinite(codes).all() and np.all(codes == np.round(codes))):
+            raise ValueError("codes must be integer leaf ids")
         if (codes < 0).any() or (codes >= self.n_nodes_[None, :]).any():
             raise ValueError("codes contain node ids outside their tree")
-        g = codes + self.roots_[None, :]
+        g = codes.astype(np.int64) + self.roots_[None, :]
         if not self.is_leaf_[g].all():
             bad = np.argwhere(~self.is_leaf_[g])[:5]
             raise ValueError(f"codes contain ids that are not leaves (sample, tree) = {bad.tolist()}")
@@ -312,17 +331,23 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
 class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
     _kind = "hhcart"
 
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "split_rule": [StrOptions({"best", "mean"})],
+        "random_state": ["random_state"],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        X = check_finite_2d(X)
-        y = np.asarray(y, dtype=float)
-        if y.ndim != 1 or len(y) != len(X):
-            raise ValueError(f"y must be 1-D with {len(X)} entries, got shape {y.shape}")
-        if not np.isfinite(y).all():
-            raise ValueError("y contains NaN or inf")
-        rng = np.random.default_rng(self.random_state)
-        self.n_features_in_ = X.shape[1]
+        Xa, y = check_X_y(X, y)
+        y = check_array(y, name="y", ensure_2d=False)
+        _check_x_scale(Xa, self._kind)
+        check_magnitude(y, _Y_SUM_LIMIT / len(y), name="y", reason="squares of sums of the targets")
+        check_feature_names(self, X, reset=True)
+        rng = check_random_state(self.random_state)
         self.tree_arrays_ = grow_oblique_tree(
-            X, y, kind=self._kind, direction=getattr(self, "direction", "pca"), max_depth=self.max_depth,
+            Xa, y, kind=self._kind, direction=getattr(self, "direction", "pca"), max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf, split_rule=self.split_rule, rng=rng)
         return self
 
@@ -333,11 +358,15 @@ class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
         return _tree_to_core(self.tree_arrays_, np.arange(self.n_features_in_), self.n_features_in_)
 
     def apply(self, X):
+        """Leaf id of every row of ``X``."""
         check_is_fitted(self, "tree_arrays_")
-        return self.tree_arrays_.apply(check_finite_2d(X, n_features=self.n_features_in_))
+        X = validate_X(self, X, reset=False)
+        _check_x_scale(X, self._kind)
+        return self.tree_arrays_.apply(X)
 
     def predict(self, X):
-        return self.tree_arrays_.value[self.apply(X)]
+        leaves = self.apply(X)
+        return self.tree_arrays_.value[leaves]
 
 
 class HHCARTRegressor(_ObliqueTreeRegressor):
@@ -345,6 +374,10 @@ class HHCARTRegressor(_ObliqueTreeRegressor):
     node data, ``H = I - 2uu^T`` mapping ``e_k`` to the node's 1-D ``direction``."""
 
     _kind = "hhcart"
+    _parameter_constraints: dict = {
+        **_ObliqueTreeRegressor._parameter_constraints,
+        "direction": [StrOptions(set(DIRECTIONS))],
+    }
 
     def __init__(self, direction="pca", max_depth=None, min_samples_leaf=1, split_rule="best",
                  random_state=None):

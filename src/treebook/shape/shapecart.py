@@ -11,14 +11,24 @@ children impurity wins.  Growth uses the tree core's greedy grower; the node tes
 from __future__ import annotations
 
 from functools import partial
+from numbers import Integral
 
 import numpy as np
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from ..tree import Candidate, ShapeSplit, grow_tree
 from ..tree.cart import BaseTree
 from ..tree.criteria import node_impurity_classification, one_hot, weighted_impurity
-from ..validation import check_classification_targets, check_X_y
+from ..validation import (
+    check_classification_targets,
+    check_feature_names,
+    check_magnitude,
+    check_random_state,
+    check_X_y,
+    validate_X,
+)
 from .candidates import cart_candidates
 
 __all__ = ["ShapeCARTClassifier", "shape_coordinate_descent"]
@@ -99,8 +109,8 @@ class ShapeCARTClassifier(ClassifierMixin, BaseTree):
     n_intervals : int
         Leaves of the one-feature CART that proposes the intervals of a node's shape function.
     min_samples_split, min_samples_leaf : int
-    random_state : int or None
-        Tie breaking in the one-feature trees.
+    random_state : int, RandomState or None
+        Tie breaking in the one-feature trees (an int seeds them all alike; ``None`` draws a seed per fit).
     """
 
     def __init__(self, max_depth=3, max_breakpoints=3, n_intervals=8, min_samples_split=2, min_samples_leaf=1,
@@ -112,31 +122,57 @@ class ShapeCARTClassifier(ClassifierMixin, BaseTree):
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
 
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "max_breakpoints": [Interval(Integral, 1, None, closed="left")],
+        "n_intervals": [Interval(Integral, 2, None, closed="left")],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        if self.max_depth is not None and (not isinstance(self.max_depth, (int, np.integer)) or self.max_depth < 0):
-            raise ValueError(f"max_depth must be None or a non-negative int; got {self.max_depth!r}")
-        if not isinstance(self.max_breakpoints, (int, np.integer)) or self.max_breakpoints < 1:
-            raise ValueError(f"max_breakpoints must be an int >= 1; got {self.max_breakpoints!r}")
-        if not isinstance(self.n_intervals, (int, np.integer)) or self.n_intervals < 2:
-            raise ValueError(f"n_intervals must be an int >= 2; got {self.n_intervals!r}")
-        self._record_features(X)
-        X, y = check_X_y(X, y)
+        Xa, y = check_X_y(X, y)
+        check_magnitude(Xa, float(np.finfo(np.float32).max), name="X",
+                        reason="the interval proposals come from single-precision CART trees")
+        check_feature_names(self, X, reset=True)
         self.classes_, y_enc = check_classification_targets(y)
-        self.n_features_in_ = X.shape[1]
         self.n_classes_ = self.classes_.size
         onehot = one_hot(y_enc, self.n_classes_)
-        rs = self.random_state if isinstance(self.random_state, (int, np.integer)) else 0
+        # an int seeds every one-feature tree alike; None or a RandomState gives a seed drawn once per fit
+        if isinstance(self.random_state, Integral):
+            seed = int(self.random_state)
+        else:
+            seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         find = partial(_find_shape_split, max_breakpoints=int(self.max_breakpoints),
-                       n_intervals=int(self.n_intervals), random_state=rs)
+                       n_intervals=int(self.n_intervals), random_state=seed)
         self.tree_ = grow_tree(
-            X, onehot, find_split=find, leaf_value=lambda Sn: Sn.sum(axis=0) / Sn.shape[0],
+            Xa, onehot, find_split=find, leaf_value=lambda Sn: Sn.sum(axis=0) / Sn.shape[0],
             node_impurity=partial(node_impurity_classification, criterion="gini"), max_depth=self.max_depth,
             min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
         )
         return self
 
+    def _validate_X_predict(self, X) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        return validate_X(self, X, reset=False)
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf id reached by each sample."""
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X)
+
+    def decision_path(self, X):
+        """Sparse (n_samples x n_nodes) indicator of the nodes each sample passes through."""
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X)
+
     def predict_proba(self, X) -> np.ndarray:
-        return self.tree_.predict(self._validate_X_predict(X))
+        """Class fractions of the training samples in the leaf each sample reaches."""
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
