@@ -1,14 +1,65 @@
-"""The data checksum cache and the SHA256SUMS file."""
+"""`treebook run` parameters; the data checksum cache and the SHA256SUMS file."""
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import time
 
+import nbformat
 import pytest
 
+from treebook.cli import main as cli_main
 from treebook.datasets import DataError, data_dir, data_file
+
+POINT_SOURCE = """\
+import os
+import signal
+import time
+
+from treebook.results import save_results
+
+while hold and os.path.exists(hold):
+    time.sleep(0.1)
+if die == "kernel":
+    os._exit(3)
+if die == "worker":
+    os.kill(os.getppid(), signal.SIGKILL)
+    time.sleep(60)
+save_results(result_path, {"x": x, "x_type": type(x).__name__, "y": y})
+"""
+
+
+@pytest.fixture
+def point_nb(tmp_path):
+    """A point notebook that returns its parameters; it waits while the file ``hold`` exists, and with
+    ``die`` it kills its kernel or its Dask worker."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('result_path = None\nx = 1\ny = None\nhold = ""\ndie = ""')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(POINT_SOURCE)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "point.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_run_refuses_undeclared_parameters_and_reads_values_as_yaml(point_nb, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert cli_main(["run", str(point_nb), "--profile", "book", "-p", "bogus", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "'bogus'" in err and "its parameters: ['die', 'hold', 'result_path', 'x', 'y']" in err
+    assert not out.exists()
+    assert cli_main(["run", str(point_nb), "--profile", "book", "-p", "result_path", "r.json", "--out", str(out)]) == 2
+    assert "result_path" in capsys.readouterr().err
+    assert cli_main(["run", str(point_nb), "--profile", "book", "-p", "y", "[1, 2", "--out", str(out)]) == 2
+    assert "parameter 'y'" in capsys.readouterr().err
+
+    assert cli_main(["run", str(point_nb), "--profile", "book", "-p", "x", "1e-3", "-p", "y", "[1, 2]",
+                     "--out", str(out)]) == 0
+    res = json.loads((out / "point.json").read_text())["results"]
+    assert res == {"x": 0.001, "x_type": "float", "y": [1, 2]}
 
 
 def _data_copy(tmp_path, monkeypatch):

@@ -22,7 +22,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", default="smoke", help="book, smoke or paper (default: smoke)")
     r.add_argument("--out", default=None, help="folder for the executed notebook and its JSON")
     r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                   help="override a parameter (VALUE is parsed as YAML)")
+                   help="override a parameter the notebook declares (VALUE is read as YAML: 1e-3 is a "
+                        "number, [1, 2] a list, '1' a string)")
     r.add_argument("--store", action="store_true",
                    help="store the record under results/paper/ (a paper-scale record, with its provenance)")
 
@@ -52,13 +53,15 @@ def main(argv=None) -> int:
 
         build_book(only=args.only, jobs=args.jobs)
     elif args.command == "run":
-        import yaml
+        from .notebooks import check_parameters, parse_parameter, run_notebook
 
-        from .notebooks import run_notebook
-
-        overrides = {k: yaml.safe_load(v) for k, v in args.param}
-        path, res = run_notebook(args.notebook, profile=args.profile, parameters=overrides,
-                                 output_dir=args.out, progress=True)
+        try:
+            overrides = check_parameters(args.notebook, {k: parse_parameter(k, v) for k, v in args.param})
+            path, res = run_notebook(args.notebook, profile=args.profile, parameters=overrides,
+                                     output_dir=args.out, progress=True)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"treebook run: {exc}", file=sys.stderr)
+            return 2
         print(f"executed: {path}")
         for row in res.get("scorecard", []):
             print(f"  {row['quantity']}: paper {row['paper']}  ours {row['ours']}  [{row.get('verdict')}]")
