@@ -9,6 +9,16 @@ import sys
 __all__ = ["main"]
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="treebook", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -40,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--grid", required=True, help="YAML grid file")
     s.add_argument("--params", default=None, help="YAML of base parameters (or a profile file)")
     s.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
-    s.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default 2)")
+    s.add_argument("--workers", type=_positive_int, default=None, help="LocalCluster workers (default 2)")
     s.add_argument("--out", required=True, help="output folder")
     s.add_argument("--no-progress", action="store_true")
     return p
@@ -82,16 +92,17 @@ def main(argv=None) -> int:
 
         return 1 if check_book(args.html, args.out) else 0
     elif args.command == "sweep":
-        from .sweep import run_sweep
+        from .sweep import SweepLockError, run_sweep
 
         try:
             table = run_sweep(args.notebook, args.grid, args.out, base_params=args.params,
                               scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress)
-        except (ValueError, FileNotFoundError) as exc:
+        except (ValueError, FileNotFoundError, SweepLockError) as exc:
             print(f"treebook sweep: {exc}", file=sys.stderr)
             return 2
         failed = int((table["status"] != "ok").sum())
-        print(f"{len(table)} runs, {failed} failed; table: {args.out}/results.csv")
+        print(f"{len(table)} runs of this grid, {failed} failed; table of every run in {args.out}: "
+              f"{args.out}/results.csv")
         return 1 if failed else 0
     return 0
 
