@@ -176,10 +176,11 @@ def _wait_for(condition, timeout, proc, what):
         time.sleep(0.2)
 
 
-def test_a_sweep_killed_mid_run_resumes_without_losing_or_repeating_points(point_nb, tmp_path, scheduler):
+def test_a_sweep_killed_mid_run_resumes_without_losing_or_repeating_points(point_nb, tmp_path, scheduler,
+                                                                           capsys):
     out, gate = tmp_path / "out", tmp_path / "gate"
     gate.touch()
-    points = [{"x": 1}, *({"x": k, "hold": str(gate)} for k in (2, 3, 4))]
+    points = [{"x": 1}, *({"x": k, "hold": str(gate)} for k in (2, 3))]
     grid = _write_grid(tmp_path / "g.yml", points)
     log = (tmp_path / "sweep.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "treebook.cli", "sweep", str(point_nb), "--grid", str(grid),
@@ -187,10 +188,13 @@ def test_a_sweep_killed_mid_run_resumes_without_losing_or_repeating_points(point
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_for(lambda: (_run_dir(out, points[0]) / "result.json").is_file()
-                  and sum(1 for _ in out.glob("runs/*/.running")) == 2, 180, proc, "two points ran at once")
+                  and all((_run_dir(out, p) / ".running").is_file() for p in points[1:]), 180, proc,
+                  "the first point to finish and the two others to run at once")
         # a second sweep on the same folder is refused, naming the lock and its holder
         with pytest.raises(SweepLockError, match=re.escape(f"{out / LOCK_NAME} (pid {proc.pid} on ")):
             run_sweep(point_nb, grid, out, workers=1, progress=False)
+        assert cli_main(["sweep", str(point_nb), "--grid", str(grid), "--out", str(out)]) == 2
+        assert f"holds the lock {out / LOCK_NAME} (pid {proc.pid} on " in capsys.readouterr().err
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
     finally:
@@ -198,7 +202,9 @@ def test_a_sweep_killed_mid_run_resumes_without_losing_or_repeating_points(point
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(30)
         log.close()
-    assert (out / LOCK_NAME).is_file()  # left behind by the killed sweep
+    assert (out / LOCK_NAME).is_file()  # left behind by the killed sweep, as are the interrupted points
+    assert all((_run_dir(out, p) / ".running").is_file() and not (_run_dir(out, p) / "result.json").exists()
+               for p in points[1:])
     first = _run_dir(out, points[0]) / "result.json"
     first.write_text(first.read_text()[: len(first.read_text()) // 2])
     gate.unlink()
@@ -207,9 +213,12 @@ def test_a_sweep_killed_mid_run_resumes_without_losing_or_repeating_points(point
     table = run_sweep(point_nb, grid, out, scheduler=scheduler, progress=False, log=messages.append)
     assert any("took over the lock" in m and f"pid {proc.pid} " in m for m in messages), messages
     assert any(str(first) in m and "damaged" in m for m in messages), messages
-    assert (table.status == "ok").all() and sorted(table.x) == [1, 2, 3, 4]
+    for p in points[1:]:
+        assert any(str(_run_dir(out, p) / "result.json") in m and "missing" in m for m in messages), messages
+    assert len(messages) == 4, messages
+    assert (table.status == "ok").all() and sorted(table.x) == [1, 2, 3]
     merged = pd.read_csv(out / "results.csv")
-    assert len(merged) == 4 and set(merged.run_id) == {point_id(p) for p in points}
+    assert len(merged) == 3 and set(merged.run_id) == {point_id(p) for p in points}
     assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(point_id(p) for p in points)
     for p in points:
         assert json.loads((_run_dir(out, p) / "result.json").read_text())["results"]["x"] == p["x"]

@@ -453,7 +453,7 @@ def _plan(out: Path, points: list[dict], base: dict, log) -> tuple[dict, list]:
         if problem != "missing":
             log(f"{result}: damaged record ({problem}); kept as result.json.damaged, the point runs again")
             os.replace(result, run_dir / "result.json.damaged")
-        elif (run_dir / "params.json").is_file() and not (run_dir / "error.txt").is_file():
+        elif run_dir.is_dir() and not (run_dir / "error.txt").is_file():
             log(f"{result}: missing (its run did not finish); the point runs again")
         todo.append((pid, full))
     return rows, todo
