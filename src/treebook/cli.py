@@ -9,6 +9,16 @@ import sys
 __all__ = ["main"]
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="treebook", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -22,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", default="smoke", help="book, smoke or paper (default: smoke)")
     r.add_argument("--out", default=None, help="folder for the executed notebook and its JSON")
     r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                   help="override a parameter (VALUE is parsed as YAML)")
+                   help="override a parameter the notebook declares (VALUE is read as YAML: 1e-3 is a "
+                        "number, [1, 2] a list, '1' a string)")
     r.add_argument("--store", action="store_true",
                    help="store the record under results/paper/ (a paper-scale record, with its provenance)")
 
@@ -39,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--grid", required=True, help="YAML grid file")
     s.add_argument("--params", default=None, help="YAML of base parameters (or a profile file)")
     s.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
-    s.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default 2)")
+    s.add_argument("--workers", type=_positive_int, default=None, help="LocalCluster workers (default 2)")
     s.add_argument("--out", required=True, help="output folder")
     s.add_argument("--no-progress", action="store_true")
     return p
@@ -52,13 +63,15 @@ def main(argv=None) -> int:
 
         build_book(only=args.only, jobs=args.jobs)
     elif args.command == "run":
-        import yaml
+        from .notebooks import check_parameters, parse_parameter, run_notebook
 
-        from .notebooks import run_notebook
-
-        overrides = {k: yaml.safe_load(v) for k, v in args.param}
-        path, res = run_notebook(args.notebook, profile=args.profile, parameters=overrides,
-                                 output_dir=args.out, progress=True)
+        try:
+            overrides = check_parameters(args.notebook, {k: parse_parameter(k, v) for k, v in args.param})
+            path, res = run_notebook(args.notebook, profile=args.profile, parameters=overrides,
+                                     output_dir=args.out, progress=True)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"treebook run: {exc}", file=sys.stderr)
+            return 2
         print(f"executed: {path}")
         for row in res.get("scorecard", []):
             print(f"  {row['quantity']}: paper {row['paper']}  ours {row['ours']}  [{row.get('verdict')}]")
@@ -79,16 +92,17 @@ def main(argv=None) -> int:
 
         return 1 if check_book(args.html, args.out) else 0
     elif args.command == "sweep":
-        from .sweep import run_sweep
+        from .sweep import SweepLockError, run_sweep
 
         try:
             table = run_sweep(args.notebook, args.grid, args.out, base_params=args.params,
                               scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress)
-        except (ValueError, FileNotFoundError) as exc:
+        except (ValueError, FileNotFoundError, SweepLockError) as exc:
             print(f"treebook sweep: {exc}", file=sys.stderr)
             return 2
         failed = int((table["status"] != "ok").sum())
-        print(f"{len(table)} runs, {failed} failed; table: {args.out}/results.csv")
+        print(f"{len(table)} runs of this grid, {failed} failed; table of every run in {args.out}: "
+              f"{args.out}/results.csv")
         return 1 if failed else 0
     return 0
 

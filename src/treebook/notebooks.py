@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import resource
 import tempfile
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 import yaml
 
 __all__ = ["project_root", "notebook_path", "load_profile", "notebook_parameters", "execute_notebook",
-           "run_notebook", "toc_notebooks"]
+           "run_notebook", "toc_notebooks", "read_yaml", "parse_parameter", "check_parameters"]
 
 #: how jupyter_client reports a kernel that exited before answering its first request
 KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
@@ -50,6 +51,71 @@ def execute_notebook(src, dst, *, attempts: int = 3, **kwargs):
             time.sleep(0.5 + random.random())
 
 
+def read_yaml(path):
+    """The content of the YAML file ``path``; malformed YAML raises ``ValueError`` naming the file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text file ({exc})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{_yaml_where(exc, str(path))}: invalid YAML: {_yaml_problem(exc)}") from None
+
+
+def _yaml_where(exc: yaml.YAMLError, name: str) -> str:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return f"{name}, line {mark.line + 1}, column {mark.column + 1}" if mark is not None else name
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    parts = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+    text = "; ".join(p for p in parts if p)
+    return text or str(exc).splitlines()[0]
+
+
+class _ScalarLoader(yaml.SafeLoader):
+    """YAML as ``yaml.safe_load`` reads it, but a plain ``1e-3`` is a float (YAML 1.2), not a string."""
+
+
+_ScalarLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."))
+
+
+def parse_parameter(name: str, text: str):
+    """The value of parameter ``name`` given as the text ``text`` (on a command line), read as YAML.
+
+    ``1e-3`` is the float 0.001 (plain YAML 1.1 would keep it as text), ``[1, 2]`` a list, ``null`` or
+    ``~`` None, ``'1'`` (quoted) the string ``"1"``. Malformed YAML raises ``ValueError`` naming the
+    parameter.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parameter {name!r}: the value must be given as text; got {type(text).__name__}")
+    try:
+        return yaml.load(text, Loader=_ScalarLoader)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"parameter {name!r}: {text!r} is not a YAML value ({_yaml_problem(exc)})") from None
+
+
+def check_parameters(notebook, parameters) -> dict:
+    """``parameters`` as a dict after checking that ``notebook`` declares every one of them.
+
+    Raises ``ValueError`` naming the undeclared ones and listing the declared ones; ``result_path`` is
+    refused too (the runner sets it).
+    """
+    parameters = dict(parameters or {})
+    declared = notebook_parameters(notebook)
+    unknown = sorted(k for k in parameters if k not in declared)
+    if unknown:
+        raise ValueError(f"parameter(s) {unknown} are not declared by {notebook_path(notebook).name} "
+                         f"(its parameters: {sorted(declared)})")
+    if "result_path" in parameters:
+        raise ValueError("parameter 'result_path' is set by the runner itself")
+    return parameters
+
+
 def project_root() -> Path:
     """The checkout's root (the folder holding ``_toc.yml`` and ``notebooks/``)."""
     here = Path(__file__).resolve()
@@ -79,7 +145,7 @@ def load_profile(profile: str) -> dict:
     path = project_root() / "notebooks" / "params" / f"{profile}.yml"
     if not path.is_file():
         raise FileNotFoundError(f"no parameter profile {path}")
-    data = yaml.safe_load(path.read_text()) or {}
+    data = read_yaml(path) or {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
         raise ValueError(f"{path}: expected a mapping of notebook stem -> mapping of parameters")
     return {k: (v or {}) for k, v in data.items()}
@@ -95,7 +161,7 @@ def notebook_parameters(notebook) -> dict:
 
 def toc_notebooks() -> list[str]:
     """Stems of the notebooks listed in ``_toc.yml``, in book order."""
-    toc = yaml.safe_load((project_root() / "_toc.yml").read_text())
+    toc = read_yaml(project_root() / "_toc.yml")
     files: list[str] = []
 
     def walk(node):
@@ -119,15 +185,17 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
 
     The parameters are the profile's for this notebook, updated with ``parameters``, plus a
     ``result_path`` inside ``output_dir`` (a temporary folder by default) where the notebook
-    writes its JSON record. A failing cell raises papermill's ``PapermillExecutionError``.
+    writes its JSON record. A failing cell raises papermill's ``PapermillExecutionError``; a parameter
+    the notebook does not declare raises ``ValueError`` before anything runs.
     The record gains a ``provenance`` entry (commit, date, profile, parameters, CPU model and count,
     wall and CPU seconds of the run; see :func:`treebook.results.provenance`).
     """
-    from .results import code_state, provenance
+    from .results import _write_atomic, code_state, provenance
 
     src = notebook_path(stem)
+    overrides = check_parameters(src, parameters)
     params = dict(load_profile(profile).get(src.stem, {}))
-    params.update(parameters or {})
+    params.update(overrides)
     out_dir = Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix="treebook-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     result_path = out_dir / f"{src.stem}.json"
@@ -140,11 +208,14 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     wall, cpu = time.perf_counter() - t0, _cpu_seconds() - r0
     if not result_path.is_file():
         raise RuntimeError(f"{src.name} ran but wrote no results to its result_path")
-    record = json.loads(result_path.read_text())
+    try:
+        record = json.loads(result_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise RuntimeError(f"{src.name} wrote an invalid JSON record {result_path}: {exc}") from None
+    if not isinstance(record, dict):
+        raise RuntimeError(f"{src.name} wrote {result_path}, which is not a JSON object")
     record["provenance"] = provenance(profile, params, wall, cpu, state=state)
-    tmp = result_path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=2, allow_nan=False))
-    os.replace(tmp, result_path)
+    _write_atomic(result_path, json.dumps(record, indent=2, allow_nan=False))
     return executed, record
 
 

@@ -155,16 +155,39 @@ def recompute_slice(entry: dict):
     return to_jsonable(obj(**entry["kwargs"]))
 
 
-def _write_json_atomic(path: Path, data) -> None:
+def _write_atomic(path, data) -> None:
+    """Write ``data`` (text or bytes) to ``path`` so that readers see the old file or the whole new one.
+
+    The content goes to a temporary file in the same folder, is flushed to disk, and replaces ``path``
+    in one rename; a failure (or a kill) before the rename leaves ``path`` as it was.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    blob = data.encode() if isinstance(data, str) else bytes(data)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(data, indent=2, allow_nan=False))
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    try:  # make the rename itself durable
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def _write_json_atomic(path: Path, data) -> None:
+    _write_atomic(path, json.dumps(data, indent=2, allow_nan=False))
 
 
 def save_results(result_path, results: dict, scorecard: list[dict] | None = None,

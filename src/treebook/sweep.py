@@ -6,6 +6,20 @@ result JSON is gathered into one tidy table (CSV and parquet) whose columns are 
 then the results. A failing run is recorded with its error and does not stop the others; running
 the same sweep again skips the points that already finished.
 
+The output folder stays consistent whatever happens to a sweep:
+
+* every record (``params.json``, ``result.json``, ``error.txt``, the executed notebook, the tables) is
+  written whole, to a temporary file in the same folder that then replaces the old one;
+* a point is finished when its ``result.json`` reads as a record; a damaged one (empty, truncated, not
+  JSON) is reported by path, kept as ``result.json.damaged``, and the point runs again, as does a point
+  whose run was interrupted;
+* a sweep holds ``sweep.lock`` in the folder while it runs: a second sweep on the same folder stops
+  with the holder's pid, and the lock of a sweep that was killed is taken over;
+* ``results.csv`` and ``results.parquet`` hold every run folder, those of earlier sweeps with other
+  grids too (the current grid's points first);
+* a worker that dies is replaced and its point run again by Dask, up to
+  ``distributed.scheduler.allowed-failures`` times, after which that point alone is recorded as failed.
+
 The grid file is YAML, either a mapping ``name: [values...]`` (the cartesian product is run) or a
 mapping with any of three sections:
 
@@ -35,18 +49,21 @@ import hashlib
 import itertools
 import json
 import math
+import numbers
 import os
+import secrets
+import socket
+import sys
 import time
 import traceback
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from .notebooks import execute_notebook, notebook_parameters, notebook_path, project_root
+from .notebooks import execute_notebook, notebook_parameters, notebook_path, project_root, read_yaml
 
-__all__ = ["load_grid", "expand_grid", "run_sweep", "point_id"]
+__all__ = ["load_grid", "expand_grid", "run_sweep", "point_id", "SweepLockError", "LOCK_NAME"]
 
 
 def load_grid(path) -> dict:
@@ -54,7 +71,7 @@ def load_grid(path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"grid file {path} does not exist")
-    data = yaml.safe_load(path.read_text())
+    data = read_yaml(path)
     if not isinstance(data, dict) or not data:
         raise ValueError(f"{path}: a grid file must be a non-empty mapping")
     return data
@@ -190,12 +207,152 @@ def point_id(params: dict) -> str:
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
-def _run_point(nb: str, run_dir: str, params: dict, cwd: str) -> dict:
-    """Execute one point (runs on a Dask worker). Never raises: errors are recorded."""
+#: the lock file a running sweep holds in its output folder
+LOCK_NAME = "sweep.lock"
+
+#: hidden files of a run folder: the attempt in progress, and the executed notebook while it runs
+_RUNNING, _PARTIAL_NOTEBOOK = ".running", ".notebook.partial.ipynb"
+
+
+class SweepLockError(RuntimeError):
+    """Another sweep holds the lock on the output folder."""
+
+
+class _FolderLock:
+    """An exclusive ``flock`` on ``<out>/sweep.lock`` holding the owner's pid, host and start time.
+
+    The kernel drops the lock when its holder exits, however it exits, so the lock of a sweep that was
+    killed is free: the next sweep takes it over (and reports whose it was).
+    """
+
+    def __init__(self, folder: Path):
+        self.path = folder / LOCK_NAME
+        self.fd: int | None = None
+
+    def acquire(self, log) -> None:
+        import fcntl
+
+        for _ in range(20):  # only a lock released and removed between our open and flock makes us retry
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _lock_holder(fd)
+                os.close(fd)
+                raise SweepLockError(
+                    f"another sweep is writing to {self.path.parent}: it holds the lock {self.path} "
+                    f"({holder}); wait for it to finish or use another output folder") from None
+            except OSError as exc:  # a file system without locks
+                os.close(fd)
+                log(f"cannot lock {self.path} ({exc}); running without a lock: run one sweep at a time here")
+                return
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:  # the holder removed the file as we opened it: lock the new one
+                os.close(fd)
+                continue
+            previous = _lock_info(fd)
+            if previous.get("pid") is not None:
+                log(f"took over the lock {self.path} left by a sweep that no longer runs ({_describe(previous)})")
+            info = {"pid": os.getpid(), "host": socket.gethostname(),
+                    "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+            os.fsync(fd)
+            self.fd = fd
+            return
+        raise SweepLockError(f"cannot take the lock {self.path}: it keeps being replaced")
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)  # removed while still held: a waiting opener sees it is gone
+        finally:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _lock_info(fd: int) -> dict:
+    try:
+        info = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def _describe(info: dict) -> str:
+    return f"pid {info.get('pid')} on {info.get('host')}, started {info.get('started')}"
+
+
+def _lock_holder(fd: int) -> str:
+    info = _lock_info(fd)
+    if info.get("pid") is None:
+        return "pid not yet written: it is starting"
+    text = _describe(info)
+    if info.get("host") == socket.gethostname() and not _alive(info["pid"]):
+        text += "; that process has exited, but a process it started still holds the lock"
+    return text
+
+
+def _alive(pid) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError, TypeError, OverflowError):
+        return True
+    return True
+
+
+def _write_text(path: Path, text: str) -> None:
+    from .results import _write_atomic
+
+    _write_atomic(path, text)
+
+
+def _read_json(path: Path):
+    """``(value, problem)``: the JSON in ``path``, or None and why it cannot be used (``"missing"``, ...)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None, "missing"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"unreadable ({exc})"
+    if not text.strip():
+        return None, "empty"
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON ({exc})"
+
+
+def _read_result(path: Path):
+    """``(record, problem)`` for a run's ``result.json`` (a JSON object whose ``results`` is a mapping)."""
+    record, problem = _read_json(path)
+    if problem is None and not (isinstance(record, dict) and isinstance(record.get("results", {}), dict)):
+        record, problem = None, "not a record (a JSON object with a 'results' mapping)"
+    return record, problem
+
+
+def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "") -> dict:
+    """Execute one point (runs on a Dask worker). Never raises: errors are recorded.
+
+    Every file is written whole (temporary file and rename): ``params.json`` first, then the notebook's
+    ``result.json`` (through :func:`treebook.results.save_results`) or ``error.txt``, then the executed
+    ``notebook.ipynb``. A run that fails after its notebook wrote ``result.json`` keeps that file as
+    ``result.json.failed``, so that only a finished point has a ``result.json``. ``.running`` names the attempt (``token``) while it runs, so that the sweep can
+    tell a point whose worker died while running it from one that never started.
+    """
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
     result_path = run / "result.json"
-    (run / "params.json").write_text(json.dumps(params, sort_keys=True, default=str))
+    partial = run / _PARTIAL_NOTEBOOK
+    (run / "error.txt").unlink(missing_ok=True)
+    _write_text(run / _RUNNING, json.dumps({"token": token, "pid": os.getpid(), "host": socket.gethostname()}))
+    _write_text(run / "params.json", json.dumps(params, sort_keys=True, default=str))
     t0 = time.perf_counter()
     status, error = "ok", ""
     # the kernel process inherits this worker's stderr: send its log to the run folder instead of the
@@ -204,18 +361,31 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str) -> dict:
     try:
         with open(run / "kernel.log", "ab") as log:
             os.dup2(log.fileno(), 2)
-            execute_notebook(nb, run / "notebook.ipynb", parameters={**params, "result_path": str(result_path)},
+            execute_notebook(nb, partial, parameters={**params, "result_path": str(result_path)},
                              cwd=cwd, progress_bar=False, kernel_name="python3")
-        if not result_path.is_file():
+        _record, problem = _read_result(result_path)
+        if problem == "missing":
             raise RuntimeError("the notebook wrote no result JSON")
+        if problem is not None:
+            raise RuntimeError(f"the notebook wrote a result JSON that cannot be read: {problem}")
     except Exception as exc:  # noqa: BLE001 - any failure of a run is recorded, not raised
         status = "failed"
         error = f"{type(exc).__name__}: {exc}".strip()[:2000]
-        (run / "error.txt").write_text(error + "\n\n" + traceback.format_exc())
+        _write_text(run / "error.txt", error + "\n\n" + traceback.format_exc())
+        if result_path.exists():  # written before a later cell failed: not a finished point
+            os.replace(result_path, run / "result.json.failed")
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+        if partial.is_file():
+            os.replace(partial, run / "notebook.ipynb")
+        (run / _RUNNING).unlink(missing_ok=True)
     return {"status": status, "error": error, "seconds": time.perf_counter() - t0}
+
+
+def _started(run_dir: Path, token: str) -> bool:
+    info, _ = _read_json(run_dir / _RUNNING)
+    return isinstance(info, dict) and info.get("token") == token
 
 
 def _flatten(d: dict, prefix: str = "") -> dict:
@@ -231,9 +401,177 @@ def _flatten(d: dict, prefix: str = "") -> dict:
     return out
 
 
+def _check_workers(workers) -> None:
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise ValueError(f"workers must be a positive integer (the LocalCluster's worker processes); got {workers!r}")
+
+
+def _report(message: str) -> None:
+    print(f"treebook sweep: {message}", file=sys.stderr)
+
+
+def _clean_leftovers(folder: Path) -> None:
+    """Remove the temporary files of writes that a killed sweep did not finish (under the folder's lock)."""
+    for tmp in folder.glob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+def _plan(out: Path, points: list[dict], base: dict, log) -> tuple[dict, list]:
+    """The current grid's points (``{id: (point, full params)}``) and those to run, checking every record.
+
+    A finished point has a readable ``result.json`` (its other files may be missing: the records kept in
+    the repository have only ``params.json`` and ``result.json``). A damaged ``result.json`` is reported
+    by path, kept beside as ``result.json.damaged`` and the point runs again; so does a point whose run
+    was interrupted before it wrote its result.
+    """
+    rows, todo = {}, []
+    for params in points:
+        full = {**base, **params}
+        pid = point_id(full)
+        rows[pid] = (params, full)
+        run_dir = out / "runs" / pid
+        if run_dir.is_dir():
+            _clean_leftovers(run_dir)
+            (run_dir / _RUNNING).unlink(missing_ok=True)
+        result = run_dir / "result.json"
+        record, problem = _read_result(result)
+        if record is not None:
+            partial = run_dir / _PARTIAL_NOTEBOOK
+            if partial.is_file():  # killed after the result was written, before the notebook was moved
+                if (run_dir / "notebook.ipynb").is_file():
+                    partial.unlink()
+                else:
+                    os.replace(partial, run_dir / "notebook.ipynb")
+            stored, p_problem = _read_json(run_dir / "params.json")
+            if p_problem is not None or stored != json.loads(json.dumps(full, sort_keys=True, default=str)):
+                why = p_problem or "differs from the point"
+                log(f"{run_dir / 'params.json'}: {why}; written again from the grid (the result is kept)")
+                _write_text(run_dir / "params.json", json.dumps(full, sort_keys=True, default=str))
+            continue
+        if problem != "missing":
+            log(f"{result}: damaged record ({problem}); kept as result.json.damaged, the point runs again")
+            os.replace(result, run_dir / "result.json.damaged")
+        elif run_dir.is_dir() and not (run_dir / "error.txt").is_file():
+            log(f"{result}: missing (its run did not finish); the point runs again")
+        todo.append((pid, full))
+    return rows, todo
+
+
+def _execute(nb: Path, out: Path, todo: list, scheduler, workers, progress: bool, total: int, log) -> dict:
+    """Run the points of ``todo`` on Dask; return ``{id: status}``.
+
+    A worker that dies while running a point makes Dask run that point again, on another worker, up to
+    ``distributed.scheduler.allowed-failures`` times before it gives up with ``KilledWorker``: that point
+    is then recorded as failed. The points a dead worker held without having started them are submitted
+    again, so a point that kills its worker never takes the others down with it (the ``LocalCluster``
+    also hands each worker one point at a time).
+    """
+    import dask
+    from dask.distributed import Client, LocalCluster, as_completed
+    from tqdm import tqdm
+
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+            cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+        client = Client(cluster)
+    statuses: dict[str, dict] = {}
+    resubmits = {pid: 0 for pid, _ in todo}
+    try:
+        def submit(pid, full):
+            token = f"{pid}-{resubmits[pid]}-{secrets.token_hex(4)}"
+            fut = client.submit(_run_point, str(nb), str(out / "runs" / pid), full, str(nb.parent), token,
+                                pure=False, key=f"sweep-point-{token}")
+            futures[fut] = (pid, full, token)
+            return fut
+
+        futures: dict = {}
+        queue = as_completed([submit(pid, full) for pid, full in todo])
+        bar = tqdm(total=total, initial=total - len(todo), desc=f"sweep {nb.stem}", disable=not progress,
+                   unit="run")
+        for fut in queue:
+            pid, full, token = futures.pop(fut)
+            try:
+                statuses[pid] = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a lost worker is recorded like a failure
+                lost = type(exc).__name__ == "KilledWorker"
+                if lost and not _started(out / "runs" / pid, token) and resubmits[pid] < 3:
+                    resubmits[pid] += 1
+                    log(f"point {pid} was held by a worker that died before it started; submitted again")
+                    queue.add(submit(pid, full))
+                    continue
+                what = ("the worker running this point died every time it ran it; " if lost else "")
+                statuses[pid] = {"status": "failed", "error": f"{type(exc).__name__}: {what}{exc}"[:2000],
+                                 "seconds": None}
+                if (out / "runs" / pid).is_dir():
+                    _write_text(out / "runs" / pid / "error.txt", statuses[pid]["error"] + "\n")
+            bar.update(1)
+        bar.close()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return statuses
+
+
+def _row(out: Path, pid: str, full: dict | None, status: dict | None, log) -> dict:
+    run_dir = out / "runs" / pid
+    if full is None:
+        full, problem = _read_json(run_dir / "params.json")
+        if problem is not None or not isinstance(full, dict):
+            log(f"{run_dir / 'params.json'}: {problem or 'not a mapping'}; the run's parameters are not in the table")
+            full = {}
+    rec = {"run_id": pid, **full}
+    record, problem = _read_result(run_dir / "result.json")
+    if record is not None:
+        rec.update(status if status and status["status"] == "ok" else {"status": "ok", "error": "", "seconds": None})
+        rec.update(_flatten(record.get("results", {})))
+    else:
+        if status is None:
+            err = ""
+            if (run_dir / "error.txt").is_file():
+                err = (run_dir / "error.txt").read_text(errors="replace").partition("\n")[0]
+            elif problem == "missing":
+                err = "the run did not finish (no result.json)"
+            else:
+                err = f"result.json: {problem}"
+            status = {"status": "failed", "error": err, "seconds": None}
+        rec.update(status)
+    rec["notebook"] = str(run_dir / "notebook.ipynb")
+    return rec
+
+
+def _gather(out: Path, rows: dict, statuses: dict, log) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The current grid's table and the table of every run folder in ``out/runs`` (the grid's rows first)."""
+    current = [_row(out, pid, full, statuses.get(pid), log) for pid, (_params, full) in rows.items()]
+    others = []
+    for run_dir in sorted(p for p in (out / "runs").iterdir() if p.is_dir() and p.name not in rows):
+        if not (run_dir / "params.json").exists() and not (run_dir / "result.json").exists():
+            log(f"{run_dir}: neither params.json nor result.json; not in the table")
+            continue
+        others.append(_row(out, run_dir.name, None, None, log))
+    return pd.DataFrame.from_records(current), pd.DataFrame.from_records(current + others)
+
+
+def _write_tables(out: Path, table: pd.DataFrame) -> None:
+    import io
+
+    from .results import _write_atomic
+
+    _write_atomic(out / "results.csv", table.to_csv(index=False))
+    buf = io.BytesIO()
+    table.astype({c: str for c in table.columns if table[c].dtype == object}).to_parquet(buf, index=False)
+    _write_atomic(out / "results.parquet", buf.getvalue())
+
+
 def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = None,
-              workers: int | None = None, progress: bool = True) -> pd.DataFrame:
-    """Run ``notebook`` at every grid point on Dask and return (and write) the results table.
+              workers: int | None = None, progress: bool = True, log=None) -> pd.DataFrame:
+    """Run ``notebook`` at every grid point on Dask and return the results table of the grid's points.
 
     Parameters
     ----------
@@ -243,18 +581,28 @@ def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = 
         The grid (see :func:`expand_grid`), or a YAML file holding it.
     out : path
         Output folder: ``runs/<id>/`` per point (executed notebook, params, kernel log, result or error),
-        and ``results.csv`` / ``results.parquet``.
+        and ``results.csv`` / ``results.parquet``, which hold every run folder of ``out`` (the points of
+        earlier sweeps into the same folder too), this grid's points first.
     base_params : dict or path, optional
         Parameters common to every point (a flat mapping, or a profile file such as
         ``notebooks/params/smoke.yml`` whose section for this notebook is used).
     scheduler : str, optional
         Address of an existing Dask scheduler; by default a ``LocalCluster`` is started.
     workers : int, optional
-        Workers of the ``LocalCluster`` (one thread each).
-    """
-    from dask.distributed import Client, LocalCluster, as_completed
-    from tqdm import tqdm
+        Workers of the ``LocalCluster`` (one thread each); a positive integer, 2 by default.
+    log : callable, optional
+        Receives one message per damaged or missing record (named by path) and per lock taken over;
+        printed to stderr by default.
 
+    Notes
+    -----
+    The sweep holds ``out/sweep.lock`` while it runs: a second sweep on the same folder raises
+    :class:`SweepLockError` naming the holder's pid; the lock of a sweep that was killed is taken over.
+    Every record is written whole (temporary file and rename), so a sweep killed at any moment leaves
+    finished points that the next run keeps, and points that it runs again.
+    """
+    _check_workers(workers)
+    log = log or _report
     nb = notebook_path(notebook)
     allowed = set(notebook_parameters(nb))
     grid_dict = load_grid(grid) if not isinstance(grid, dict) else grid
@@ -263,63 +611,16 @@ def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = 
     out = Path(out).resolve()
     (out / "runs").mkdir(parents=True, exist_ok=True)
 
-    todo, rows = [], {}
-    for params in points:
-        full = {**base, **params}
-        pid = point_id(full)
-        run_dir = out / "runs" / pid
-        rows[pid] = (params, full)
-        if not (run_dir / "result.json").is_file():
-            todo.append((pid, full))
-
-    statuses: dict[str, dict] = {}
-    if todo:
-        cluster = None
-        if scheduler:
-            client = Client(scheduler)
-        else:
-            cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
-            client = Client(cluster)
-        try:
-            futures = {client.submit(_run_point, str(nb), str(out / "runs" / pid), full, str(nb.parent),
-                                     pure=False): pid for pid, full in todo}
-            bar = tqdm(total=len(points), initial=len(points) - len(todo), desc=f"sweep {nb.stem}",
-                       disable=not progress, unit="run")
-            for fut in as_completed(futures):
-                pid = futures[fut]
-                try:
-                    statuses[pid] = fut.result()
-                except Exception as exc:  # noqa: BLE001 - a lost worker is recorded like a failure
-                    statuses[pid] = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "seconds": None}
-                bar.update(1)
-            bar.close()
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-
-    records = []
-    for pid, (_params, full) in rows.items():
-        run_dir = out / "runs" / pid
-        rec = {"run_id": pid, **full}
-        result_file = run_dir / "result.json"
-        if result_file.is_file():
-            res = json.loads(result_file.read_text())
-            rec.update(statuses.get(pid, {"status": "ok", "error": "", "seconds": None}))
-            rec.update(_flatten(res.get("results", {})))
-        else:
-            st = statuses.get(pid)
-            if st is None:
-                err = (run_dir / "error.txt").read_text().splitlines()[0] if (run_dir / "error.txt").is_file() else ""
-                st = {"status": "failed", "error": err, "seconds": None}
-            rec.update(st)
-        rec["notebook"] = str(run_dir / "notebook.ipynb")
-        records.append(rec)
-    table = pd.DataFrame.from_records(records)
-    table.to_csv(out / "results.csv", index=False)
-    table.astype({c: str for c in table.columns if table[c].dtype == object}).to_parquet(
-        out / "results.parquet", index=False)
+    lock = _FolderLock(out)
+    lock.acquire(log)
+    try:
+        _clean_leftovers(out)
+        rows, todo = _plan(out, points, base, log)
+        statuses = _execute(nb, out, todo, scheduler, workers, progress, len(points), log) if todo else {}
+        table, everything = _gather(out, rows, statuses, log)
+        _write_tables(out, everything)
+    finally:
+        lock.release()
     return table
 
 
@@ -330,7 +631,9 @@ def _base_params(base_params, stem: str, allowed: set[str]) -> dict:
         path = Path(base_params)
         if not path.is_absolute() and not path.is_file():
             path = project_root() / path
-        base_params = yaml.safe_load(path.read_text()) or {}
+        if not path.is_file():
+            raise FileNotFoundError(f"parameters file {path} does not exist")
+        base_params = read_yaml(path) or {}
         if not isinstance(base_params, dict):
             raise ValueError(f"{path}: base parameters must be a mapping")
     if stem in base_params and isinstance(base_params[stem], dict):

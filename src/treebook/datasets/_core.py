@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import cache
+import time
 from pathlib import Path
 
 __all__ = ["DataError", "data_dir", "data_file", "verify_all"]
@@ -32,23 +32,74 @@ def data_dir() -> Path:
     raise DataError(f"cannot find the data/ folder (with SHA256SUMS); set {_ENV} to its path")
 
 
-@cache
+_HEX = frozenset("0123456789abcdef")
+
+#: a file changed less than this long (ns) before it was hashed is hashed again on its next use: its
+#: time stamps may not show a write made in the same clock tick as the hash
+_RECENT_NS = 2_000_000_000
+
+#: ``path -> (stat key, sha256)`` of the files hashed in this process
+_HASHES: dict[str, tuple[tuple, str]] = {}
+
+
 def _checksums(root: str) -> dict[str, str]:
-    sums = {}
-    for line in (Path(root) / "SHA256SUMS").read_text().splitlines():
-        if line.strip():
-            digest, name = line.split(maxsplit=1)
-            sums[name.strip().removeprefix("./")] = digest
+    """``{chapter/file: sha256}`` from ``root/SHA256SUMS`` (read anew each time: it is small).
+
+    Each line is ``<64 hex digits> <name>`` (``sha256sum``'s format, text or binary mode); a line that is
+    not raises :class:`DataError` with its number.
+    """
+    path = Path(root) / "SHA256SUMS"
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise DataError(f"{path} is missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path} cannot be read: {exc}") from None
+    sums: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split(maxsplit=1)
+        digest = parts[0].lower()
+        name = parts[1].strip().removeprefix("*").removeprefix("./") if len(parts) == 2 else ""
+        if len(digest) != 64 or not set(digest) <= _HEX or not name:
+            raise DataError(f"{path}, line {number}: malformed line {line[:120]!r} "
+                            f"(expected a 64-digit hex sha256, spaces, then the file's path)")
+        if sums.get(name, digest) != digest:
+            raise DataError(f"{path}, line {number}: {name} is listed again with another checksum")
+        sums[name] = digest
     return sums
 
 
-@cache
-def _sha256(path: str, mtime: float, size: int) -> str:
+def _stat_key(st: os.stat_result) -> tuple:
+    # ctime changes with every write and every change of mtime, and cannot be set back
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _hash_file(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _sha256(path: str) -> str:
+    """sha256 of ``path``, from this process's cache while the file's device, inode, size, mtime and ctime
+    are those it had when it was hashed; a file changed shortly before or while it was hashed is not
+    cached (hashed again next time)."""
+    before = os.stat(path)
+    key = _stat_key(before)
+    hit = _HASHES.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    _HASHES.pop(path, None)
+    started = time.time_ns()
+    digest = _hash_file(path)
+    settled = max(before.st_mtime_ns, before.st_ctime_ns) < started - _RECENT_NS
+    if settled and _stat_key(os.stat(path)) == key:
+        _HASHES[path] = (key, digest)
+    return digest
 
 
 def data_file(chapter: str, filename: str) -> Path:
@@ -67,8 +118,7 @@ def data_file(chapter: str, filename: str) -> Path:
     path = root / rel
     if not path.is_file():
         raise DataError(f"data file {path} is missing (restore it from the repository)")
-    st = path.stat()
-    digest = _sha256(str(path), st.st_mtime, st.st_size)
+    digest = _sha256(str(path))
     if digest != sums[rel]:
         raise DataError(f"data file {path} is corrupted: sha256 {digest[:16]}... does not match "
                         f"the recorded {sums[rel][:16]}...")
