@@ -14,7 +14,7 @@ def test_notebook_shape(tmp_path):
     for trace in r["anytime"].values():
         assert all(b <= a + 1e-9 for a, b in zip(trace["upper"], trace["upper"][1:]))
         assert all(lo <= up + 1e-9 for lo, up in zip(trace["lower"], trace["upper"]))
-    assert len(r["ablation"]) == 6 and len(r["compression"]) >= 2
+    assert len(r["ablation"]) == 7 and len(r["compression"]) >= 2
     assert any(row["quantity"].startswith("test accuracy") for row in res["scorecard"])
     # the random search ran through the sweep, every configuration succeeded
     assert {row["method"] for row in r["search"]} == {"CART", "ShapeCART", "Literati"}
@@ -23,4 +23,9 @@ def test_notebook_shape(tmp_path):
     assert all(row["proved"] for row in r["k1_vs_contree"])
     assert any(row["similarity"] and row["proved"] for row in r["similarity"])
     assert any(row["method"].startswith("Literati-all") for row in r["training"])
+    # every Literati run of the benchmark stayed within its budget of expanded states
+    b = r["budgets"]
+    for row in r["training"]:
+        if row["method"].startswith("Literati"):
+            assert row["n_expanded"] <= b["all_expansions" if row["method"].startswith("Literati-all") else "expansions"]
     assert_figures(executed, 4)

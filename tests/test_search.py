@@ -154,9 +154,10 @@ def test_evaluate_config_matches_a_refit_on_the_fold():
     tr, va, te = paper_split(y, 63)
     for method, est in [("CART", CARTClassifier(max_depth=2)),
                         ("ShapeCART", ShapeCARTClassifier(max_depth=2, max_breakpoints=2, random_state=0)),
-                        ("Literati", LiteratiClassifier(max_depth=2, max_breakpoints=2, lam=1.0, time_limit=20,
-                                                        random_state=0))]:
-        r = evaluate_config("raisin", 63, method, 2, max_breakpoints=2, lam=1.0, time_limit=20)
+                        ("Literati", LiteratiClassifier(max_depth=2, max_breakpoints=2, lam=1.0, time_limit=None,
+                                                        max_expansions=5000, random_state=0))]:
+        r = evaluate_config("raisin", 63, method, 2, max_breakpoints=2, lam=1.0, time_limit=None,
+                            max_expansions=5000)
         est.fit(X[tr], y[tr])
         assert all(0.5 < r[k] <= 1 for k in ("train_acc", "val_acc", "test_acc"))
         assert r["test_acc"] == est.score(X[te], y[te]) and r["val_acc"] == est.score(X[va], y[va])

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from treebook.shape import LiteratiClassifier, LiteratiSearch, best_shape_1d, exhaustive_optimum
 from treebook.shape.literati import spec_objective
@@ -243,3 +244,10 @@ def test_predict_before_fit_raises_not_fitted():
 
     with pytest.raises(NotFittedError):
         LiteratiClassifier().predict(np.zeros((2, 2)))
+
+
+@parametrize_with_checks([LiteratiClassifier(max_depth=2, max_breakpoints=2, time_limit=None, max_expansions=30),
+                          LiteratiClassifier(max_depth=2, max_breakpoints=1, candidates="all", time_limit=None,
+                                             max_expansions=30)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

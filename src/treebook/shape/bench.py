@@ -24,7 +24,8 @@ from ..tree import CARTClassifier
 from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
 
-__all__ = ["available_peers", "fold_data", "literati_run", "memory_run", "peak_rss_mb", "peer_run", "training_benchmark"]
+__all__ = ["available_peers", "fold_data", "literati_run", "memory_run", "peak_rss_mb", "peer_run", "rss_mb",
+           "training_benchmark"]
 
 
 def available_peers() -> list[str]:
@@ -143,14 +144,43 @@ def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=None, max_e
     return pd.DataFrame(rows)
 
 
-def memory_run(name: str, depth: int = 6, max_breakpoints: int = 3, time_limit: float = 60.0,
-               candidates: str = "cart", seed: int = 42) -> dict:
-    """Fit Literati on one data set and report the peak resident memory of the process (run it in a fresh
-    process to measure one data set alone)."""
+def rss_mb() -> float:
+    """Resident memory of this process now, in MiB (Linux ``/proc/self/statm``; 0 where unavailable)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            pages = int(fh.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * resource.getpagesize() / 2**20
+
+
+def memory_run(name: str, depth: int = 6, max_breakpoints: int = 3, time_limit: float | None = 60.0,
+               candidates: str = "cart", seed: int = 42, max_expansions: int | None = None,
+               interval: float = 0.5) -> dict:
+    """Fit Literati on one data set; report the peak resident memory of the process and the resident memory
+    sampled every ``interval`` seconds during the search (``curve``: rows ``seconds, MiB``).  Run it in a
+    fresh process to measure one data set alone."""
+    import threading
+
     X, y = fold_data(name, seed)[:2]
     before = peak_rss_mb()
-    r = literati_run(X, y, max_depth=depth, max_breakpoints=max_breakpoints, time_limit=time_limit,
-                     candidates=candidates)
+    curve, stop = [], threading.Event()
+    t0 = time.perf_counter()
+
+    def sample():
+        while not stop.is_set():
+            curve.append((time.perf_counter() - t0, rss_mb()))
+            stop.wait(interval)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        r = literati_run(X, y, max_depth=depth, max_breakpoints=max_breakpoints, time_limit=time_limit,
+                         max_expansions=max_expansions, candidates=candidates)
+    finally:
+        stop.set()
+        sampler.join()
+    curve.append((time.perf_counter() - t0, rss_mb()))
     return {"dataset": name, "n": int(y.size), "p": int(X.shape[1]), "depth": depth, "K": max_breakpoints,
             "errors": r["errors"], "proved": r["proved"], "time": r["time"], "n_expanded": r["n_expanded"],
-            "peak_rss_mb_before": before, "peak_rss_mb": peak_rss_mb()}
+            "peak_rss_mb_before": before, "peak_rss_mb": peak_rss_mb(), "curve": curve}

@@ -62,12 +62,12 @@ def paper_search_space() -> dict[str, dict]:
 
 
 def evaluate_config(dataset: str, fold_seed: int, method: str, max_depth: int, max_breakpoints: int = 3,
-                    lam: float = 0.0, alpha: float = 0.0, time_limit: float = PAPER_TIME_LIMIT,
-                    candidates: str = "cart") -> dict:
+                    lam: float = 0.0, alpha: float = 0.0, time_limit: float | None = PAPER_TIME_LIMIT,
+                    candidates: str = "cart", max_expansions: int | None = None) -> dict:
     """Fit one configuration on a fold's training part; return its accuracies and size.
 
-    ``max_breakpoints`` is used by ShapeCART and Literati, ``lam``, ``alpha``, ``time_limit`` and
-    ``candidates`` by Literati only. Returns ``train_acc``, ``val_acc``, ``test_acc``, ``n_leaves``,
+    ``max_breakpoints`` is used by ShapeCART and Literati, ``lam``, ``alpha``, ``time_limit``,
+    ``max_expansions`` (with ``time_limit=None``: a deterministic budget) and ``candidates`` by Literati only. Returns ``train_acc``, ``val_acc``, ``test_acc``, ``n_leaves``,
     ``fit_time`` (seconds) and ``proved`` (Literati proved its tree optimal; ``None`` for the others).
     """
     if method not in METHODS:
@@ -80,7 +80,8 @@ def evaluate_config(dataset: str, fold_seed: int, method: str, max_depth: int, m
         est = ShapeCARTClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints, random_state=0)
     else:
         est = LiteratiClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints, lam=lam, alpha=alpha,
-                                 time_limit=time_limit, candidates=candidates, random_state=0)
+                                 time_limit=time_limit, max_expansions=max_expansions, candidates=candidates,
+                                 random_state=0)
     t0 = time.perf_counter()
     est.fit(X[tr], y[tr])
     fit_time = time.perf_counter() - t0

@@ -181,7 +181,8 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
 
     def predict_proba(self, X) -> np.ndarray:
         """Class fractions of the training samples in the reached leaf."""
-        return self.tree_.predict(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)
 
     def predict(self, X) -> np.ndarray:
         check_is_fitted(self, "tree_")
