@@ -111,7 +111,7 @@ def test_the_paper_grid_file_is_the_documented_search():
     points = expand_grid(grid, set(notebook_parameters(POINT_NOTEBOOK)))
     per_fold = pd.DataFrame(points).groupby(["dataset", "fold_seed", "method"]).size().unstack()
     assert per_fold.shape == (15 * 5, 3)
-    assert (per_fold["Literati"] == 200).all() and (per_fold["CART"] == 5).all() and (per_fold["ShapeCART"] == 15).all()
+    assert (per_fold == 200).all().all()
     # the Literati budget fits the paper's 15 minutes per fold
     assert 200 * grid["grid"]["time_limit"][0] <= 15 * 60
     text = path.read_text()

@@ -36,25 +36,37 @@ PAPER_TIME_LIMIT = 4.0
 #: the sweep's point notebook (a path under ``notebooks/``)
 POINT_NOTEBOOK = "sweeps/03-shape-search-point"
 _KEYS = ["dataset", "fold_seed", "method"]
+#: the harness's choices of CART's ``min_impurity_decrease`` and ``ccp_alpha``
+_SMALL = (0.0, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2)
 
 
 def paper_search_space() -> dict[str, dict]:
     """The space each method's configurations are drawn from (sweep specs, see :mod:`treebook.sweep`).
 
     - ``max_depth``: an integer in 2..6 for every method (the depths of the paper's experiments);
-    - ``max_breakpoints`` ``K``: an integer in 1..3 for ShapeCART and Literati (``K = 1`` is a threshold
-      tree; the paper's shape functions have at most 3 breakpoints);
-    - Literati's penalties, in misclassified training samples: the per-node ``lam`` from
+    - CART, as the SGT authors' harness draws it: ``criterion`` gini or entropy, ``min_samples_split`` from
+      ``{2, 4, 8, 16, 32}``, ``min_samples_leaf`` an integer in 1..32, ``min_impurity_decrease`` and
+      ``ccp_alpha`` from ``{0, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2}``;
+    - ShapeCART (ours): ``max_breakpoints`` ``K`` in 1..3 and, as the harness draws them for its
+      ShapeCART, ``min_samples_split`` from ``{2, 4, 8, 16, 32, 64}`` and ``min_samples_leaf`` from
+      ``{1, 2, 4, 8, 16, 32}``; the harness also varies the criterion, ``min_impurity_decrease`` and the
+      inner trees' leaf size, which our ShapeCART does not have;
+    - Literati: ``K`` in 1..3 (``K = 1`` is a threshold tree; the paper's shape functions have at most 3
+      breakpoints) and its penalties, in misclassified training samples: the per-node ``lam`` from
       ``{0, 0.5, 1, 2, 5, 10, 20, 50}`` and the per-breakpoint ``alpha`` from ``{0, 0.5, 1, 2, 5}``,
-      roughly log-spaced choices that include 0 (no penalty, which a log-uniform draw cannot give).
+      roughly log-spaced choices that include 0 (no penalty, which a log-uniform draw cannot give); the
+      paper does not publish Literati's space.
 
-    CART has 5 distinct configurations and ShapeCART 15, so their blocks yield fewer than 200 (identical
-    configurations are run once); Literati's space has 600, enough for 200 distinct ones.
+    Every space has more than 200 distinct configurations (Literati's has 600).
     """
     depth, K = {"int": [2, 6]}, {"int": [1, 3]}
     return {
-        "CART": {"max_depth": depth},
-        "ShapeCART": {"max_depth": depth, "max_breakpoints": K},
+        "CART": {"max_depth": depth, "criterion": {"choice": ["gini", "entropy"]},
+                 "min_samples_split": {"choice": [2, 4, 8, 16, 32]}, "min_samples_leaf": {"int": [1, 32]},
+                 "min_impurity_decrease": {"choice": list(_SMALL)}, "ccp_alpha": {"choice": list(_SMALL)}},
+        "ShapeCART": {"max_depth": depth, "max_breakpoints": K,
+                      "min_samples_split": {"choice": [2, 4, 8, 16, 32, 64]},
+                      "min_samples_leaf": {"choice": [1, 2, 4, 8, 16, 32]}},
         "Literati": {"max_depth": depth, "max_breakpoints": K,
                      "lam": {"choice": [0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]},
                      "alpha": {"choice": [0.0, 0.5, 1.0, 2.0, 5.0]}},
@@ -63,11 +75,15 @@ def paper_search_space() -> dict[str, dict]:
 
 def evaluate_config(dataset: str, fold_seed: int, method: str, max_depth: int, max_breakpoints: int = 3,
                     lam: float = 0.0, alpha: float = 0.0, time_limit: float | None = PAPER_TIME_LIMIT,
-                    candidates: str = "cart", max_expansions: int | None = None) -> dict:
+                    candidates: str = "cart", max_expansions: int | None = None, criterion: str = "gini",
+                    min_samples_split: int = 2, min_samples_leaf: int = 1, min_impurity_decrease: float = 0.0,
+                    ccp_alpha: float = 0.0) -> dict:
     """Fit one configuration on a fold's training part; return its accuracies and size.
 
     ``max_breakpoints`` is used by ShapeCART and Literati, ``lam``, ``alpha``, ``time_limit``,
-    ``max_expansions`` (with ``time_limit=None``: a deterministic budget) and ``candidates`` by Literati only. Returns ``train_acc``, ``val_acc``, ``test_acc``, ``n_leaves``,
+    ``max_expansions`` (with ``time_limit=None``: a deterministic budget) and ``candidates`` by Literati only;
+    ``min_samples_split`` and ``min_samples_leaf`` by CART and ShapeCART; ``criterion``,
+    ``min_impurity_decrease`` and ``ccp_alpha`` by CART only. Returns ``train_acc``, ``val_acc``, ``test_acc``, ``n_leaves``,
     ``fit_time`` (seconds) and ``proved`` (Literati proved its tree optimal; ``None`` for the others).
     """
     if method not in METHODS:
@@ -75,9 +91,13 @@ def evaluate_config(dataset: str, fold_seed: int, method: str, max_depth: int, m
     X, y = load_shape_dataset(dataset)
     tr, va, te = paper_split(y, fold_seed)
     if method == "CART":
-        est = CARTClassifier(max_depth=max_depth)
+        est = CARTClassifier(max_depth=max_depth, criterion=criterion, min_samples_split=int(min_samples_split),
+                             min_samples_leaf=int(min_samples_leaf),
+                             min_impurity_decrease=float(min_impurity_decrease), ccp_alpha=float(ccp_alpha))
     elif method == "ShapeCART":
-        est = ShapeCARTClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints, random_state=0)
+        est = ShapeCARTClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints,
+                                  min_samples_split=int(min_samples_split), min_samples_leaf=int(min_samples_leaf),
+                                  random_state=0)
     else:
         est = LiteratiClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints, lam=lam, alpha=alpha,
                                  time_limit=time_limit, max_expansions=max_expansions, candidates=candidates,
