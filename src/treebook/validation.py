@@ -305,14 +305,18 @@ def check_y_given(y, estimator: str = "this estimator") -> None:
         raise ValueError(f"{estimator} requires y to be passed, but the target y is None")
 
 
-def power_of_two_scale(magnitude: float, limit: float) -> float:
-    """A power of two ``s`` with ``magnitude / s <= limit`` (1.0 when ``magnitude <= limit`` already).
+def power_of_two_scale(max_abs: float, limit: float, factor: float = 1.0) -> float:
+    """A power of two ``s`` with ``factor * max_abs / s <= limit``, or 1.0 when that holds for ``s = 1``.
 
     Dividing by a power of two is exact in floating point (away from the subnormal range), so an estimator
     that rescales overflow-prone data by ``s`` computes, up to that exact factor, what it computes on data
-    of ordinary size; ``s == 1`` leaves ordinary data untouched.
+    of ordinary size, and ``s == 1`` leaves ordinary data untouched. ``factor`` (e.g. the number of terms of
+    a sum) multiplies ``max_abs`` in the logarithm, so that the product may exceed the float range.
     """
-    magnitude = float(magnitude)
-    if not np.isfinite(magnitude) or magnitude <= limit:
+    max_abs = float(max_abs)
+    if not np.isfinite(max_abs) or max_abs <= 0 or factor <= 0:
         return 1.0
-    return float(2.0 ** (np.ceil(np.log2(magnitude)) - np.floor(np.log2(limit))))
+    log_size = np.log2(max_abs) + np.log2(float(factor))
+    if log_size <= np.log2(limit):
+        return 1.0
+    return float(2.0 ** (np.ceil(log_size) - np.floor(np.log2(limit))))
