@@ -30,7 +30,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .losses import LOSSES, check_intervals, check_loss, check_margin
+from ..validation import power_of_two_scale
+from .losses import LOSSES, MAX_LIMIT_SIZE, check_intervals, check_loss, check_margin, limit_size
 
 # LOSSES, check_loss and check_margin live in .losses (imported here one way: losses imports nothing from
 # the solver); they stay importable from this module, where other modules have always found them.
@@ -326,7 +327,10 @@ def _piece_argmin(A, B, cnt, lo_v, hi_v):
         return hi_v
     # flat piece
     if lo_v > -np.inf and hi_v < np.inf:
-        return 0.5 * (lo_v + hi_v)
+        mid = 0.5 * (lo_v + hi_v)
+        if mid == np.inf or mid == -np.inf:  # the sum of two huge limits overflows; the halves do not
+            mid = 0.5 * lo_v + 0.5 * hi_v
+        return mid
     if lo_v > -np.inf:
         return lo_v
     if hi_v < np.inf:
@@ -419,6 +423,10 @@ def prefix_solve(lower, upper, *, loss="linear", margin=0.0, weights=None):
     weights : array-like (n,), optional
         positive weight of each interval.
 
+    Limits so large that the sums of the hinge coefficients would overflow are divided by an exact power
+    of two ``s`` (with the margin), solved, and the results scaled back (predictions by ``s``, costs by ``s``
+    or ``s**2``); a cost beyond the float range is then ``inf``. Ordinary limits are not rescaled.
+
     Returns
     -------
     SolveResult
@@ -433,7 +441,15 @@ def prefix_solve(lower, upper, *, loss="linear", margin=0.0, weights=None):
                          f"and {upper.shape}")
     y = check_intervals(np.column_stack([lower, upper]))
     w = _check_weights(weights, y.shape[0])
-    return _solve_checked(y[:, 0], y[:, 1], squared, margin, w)
+    max_abs, factor = limit_size(y, margin, squared=squared, weights=w)
+    scale = power_of_two_scale(max_abs, MAX_LIMIT_SIZE, factor=factor)
+    if scale == 1.0:
+        return _solve_checked(y[:, 0], y[:, 1], squared, margin, w)
+    res = _solve_checked(y[:, 0] / scale, y[:, 1] / scale, squared, margin / scale, w)
+    with np.errstate(over="ignore"):
+        cost = res.cost * scale * scale if squared else res.cost * scale
+    return SolveResult(cost=cost, prediction=res.prediction * scale, moves=res.moves,
+                       limit_moves=res.limit_moves)
 
 
 def _check_weights(weights, n):

@@ -27,11 +27,12 @@ import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..validation import (
     RANDOM_STATE,
+    NumberInterval,
     check_array,
     check_classification_targets,
     check_column_names,
@@ -59,7 +60,7 @@ GROWTH_CONSTRAINTS = {
 }
 
 #: ``max_features`` as :func:`_resolve_max_features` reads it.
-MAX_FEATURES_CONSTRAINT = [None, int_interval(1), real_interval(0, 1, closed="right"),
+MAX_FEATURES_CONSTRAINT = [None, int_interval(1), NumberInterval(RealNotInt, 0, 1, closed="right"),
                            StrOptions({"sqrt", "log2"})]
 
 #: Largest ``n * max|y|`` for which the squared-error sums of a regression tree cannot overflow
