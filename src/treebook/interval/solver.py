@@ -434,12 +434,19 @@ def prefix_solve(lower, upper, *, loss="linear", margin=0.0, weights=None):
     """
     squared = check_loss(loss) == "squared"
     margin = check_margin(margin)
-    lower = np.asarray(lower, dtype=np.float64)
-    upper = np.asarray(upper, dtype=np.float64)
+    limits = []
+    for name, v in (("lower", lower), ("upper", upper)):
+        if np.iscomplexobj(np.asarray(v)):
+            raise ValueError(f"Complex data not supported: {name} has complex values")
+        try:
+            limits.append(np.asarray(v, dtype=np.float64))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be numeric: {exc}") from None
+    lower, upper = limits
     if lower.ndim != 1 or upper.shape != lower.shape:
         raise ValueError(f"lower and upper must be 1-D arrays of equal length, got shapes {lower.shape} "
                          f"and {upper.shape}")
-    y = check_intervals(np.column_stack([lower, upper]))
+    y = check_intervals(np.column_stack([lower, upper]), name="the intervals (lower, upper)")
     w = _check_weights(weights, y.shape[0])
     max_abs, factor = limit_size(y, margin, squared=squared, weights=w)
     scale = power_of_two_scale(max_abs, MAX_LIMIT_SIZE, factor=factor)

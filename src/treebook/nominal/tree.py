@@ -283,7 +283,7 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
                 missing = pd.isna(col).to_numpy()
                 if fit:
                     if missing.any():
-                        raise ValueError(f"nominal column {c!r} has missing values at rows "
+                        raise ValueError(f"nominal column {c!r} of X has missing values at rows "
                                          f"{np.flatnonzero(missing)[:5].tolist()}; encode them as a category")
                     cats = pd.unique(values)
                     try:
@@ -311,7 +311,7 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
                 vals = num.to_numpy(dtype=float)
                 bad = ~np.isfinite(vals)
                 if bad.any():
-                    raise ValueError(f"numeric column {c!r} has NaN or infinite values at rows "
+                    raise ValueError(f"numeric column {c!r} of X has NaN or infinite values at rows "
                                      f"{np.flatnonzero(bad)[:5].tolist()}")
                 out[:, j] = vals
         return out
