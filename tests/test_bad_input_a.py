@@ -352,3 +352,14 @@ def test_non_finite_X_is_refused_anywhere(name, row, col, value, at_predict):
             type(est)(**est.get_params()).fit(X, y).predict(bad)
         else:
             type(est)(**est.get_params()).fit(bad, y)
+
+
+def test_ordinary_data_is_not_rescaled():
+    """The overflow guards leave data of ordinary size untouched, so their results are the former ones."""
+    assert np.all(L1LinearIntervalRegressor(penalty=0.1).fit(X * 1e100, Y_INT)._x_scale == 1.0)
+    assert IntervalCARTRegressor().fit(X, Y_INT * 1e100).y_scale_ == 1.0
+    a = prefix_solve(Y_INT[:, 0] * 1e100, Y_INT[:, 1] * 1e100, loss="squared")
+    b = prefix_solve(Y_INT[:, 0], Y_INT[:, 1], loss="squared")
+    assert np.allclose(a.prediction, b.prediction * 1e100) and np.allclose(a.cost, b.cost * 1e200)
+    huge = L1LinearIntervalRegressor(penalty=0.1).fit(X * 1e307, Y_INT)
+    assert np.all(huge._x_scale > 1.0) and np.isfinite(huge.mean_).all() and np.isfinite(huge.scale_).all()
