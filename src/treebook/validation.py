@@ -272,9 +272,13 @@ def feature_names_of(X):
 
 def check_column_names(X, feature_names_in, *, estimator: str = "the estimator") -> None:
     """Raise a ``ValueError`` when the columns of a DataFrame ``X`` are not those seen at fit time, in the
-    same order (scikit-learn's rule and wording). ``feature_names_in`` is ``None`` when the estimator was
-    fitted without column names, and ``X`` without columns is not checked: columns are then taken by
-    position."""
+    same order (scikit-learn's wording). ``feature_names_in`` is ``None`` when the estimator was fitted
+    without column names, and ``X`` without columns is not checked: columns are then taken by position.
+
+    The check of the estimators whose ``feature_names_in_`` holds every column label as ``str``
+    (:func:`feature_names_of`; the tree core and chapters 1-2 have always recorded them so, integer labels
+    included). :func:`check_feature_names` is scikit-learn's rule, which records string labels only and
+    warns when an array follows a DataFrame."""
     names = feature_names_of(X)
     if names is None or feature_names_in is None:
         return
