@@ -325,6 +325,8 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
     cv_results_ : pandas.DataFrame (selection only), one row per (fold, penalty): ``fold``, ``penalty``,
         ``loss`` (the validation criterion) and ``n_nonzero``.
     fold_ids_ : ndarray (selection only), the validation fold of every training row.
+    n_features_in_, feature_names_in_ : the number of features and (DataFrame input) their names, checked
+        at predict time.
     """
 
     _parameter_constraints = {

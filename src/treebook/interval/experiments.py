@@ -218,6 +218,8 @@ class MMITGridSearchCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
     ----------
     best_params_, best_score_ (minus the interval MSE), best_estimator_ (an ``MMITRegressor``),
     cv_results_ : DataFrame, one row per candidate in ``ParameterGrid`` order with ``cv_mse``.
+    n_features_in_, feature_names_in_ : the number of features and (DataFrame input) their names, checked
+        at predict time.
     """
 
     _parameter_constraints = {

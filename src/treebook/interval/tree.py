@@ -218,6 +218,8 @@ class MMITRegressor(RegressorMixin, BaseTree):
     Attributes
     ----------
     tree_ : the (pruned) :class:`~treebook.tree.Tree`; ``full_tree_`` : the tree before pruning.
+    n_features_in_, feature_names_in_ : the number of features and (DataFrame input) their names, checked
+        at predict time.
     """
 
     _parameter_constraints = {
