@@ -239,8 +239,8 @@ def test_named_configurations():
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"loss": "squared"}, "loss must be"), ({"margin": -1}, "margin"), ({"penalty": -0.1}, "penalty must"),
-    ({"penalty": np.inf}, "penalty must"), ({"penalty_path": []}, "penalty_path"),
+    ({"loss": "squared"}, "'loss' parameter"), ({"margin": -1}, "margin"), ({"penalty": -0.1}, "'penalty' parameter"),
+    ({"penalty": np.inf}, "'penalty' parameter"), ({"penalty_path": []}, "penalty_path"),
     ({"penalty_path": [0.1, -1]}, "penalty_path"), ({"initial_penalty": 0}, "initial_penalty"),
     ({"penalty_factor": 1.0}, "penalty_factor"), ({"n_folds": 1}, "n_folds"), ({"n_folds": 2.5}, "n_folds"),
     ({"validation": "auc"}, "validation"), ({"selection": "max"}, "selection"), ({"tol": 0}, "tol"),

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval
 
 __all__ = [
     "check_array",
@@ -22,6 +24,14 @@ __all__ = [
     "check_feature_names",
     "validate_X",
     "check_magnitude",
+    "NumberInterval",
+    "int_interval",
+    "real_interval",
+    "RANDOM_STATE",
+    "feature_names_of",
+    "check_column_names",
+    "check_y_given",
+    "power_of_two_scale",
 ]
 
 
@@ -221,3 +231,96 @@ def check_magnitude(arr: np.ndarray, limit: float, *, name: str = "X", reason: s
         why = f" ({reason})" if reason else ""
         raise ValueError(f"{name} has values of magnitude up to {peak:.3g}, beyond the {limit:.3g} supported{why}; "
                          f"rescale {name}, e.g. divide it by its largest magnitude")
+# ------------------------------------------------------------------------------------------------------
+# declarative parameter constraints (scikit-learn's ``_parameter_constraints``) and fit/predict helpers
+
+
+class NumberInterval(Interval):
+    """scikit-learn's :class:`~sklearn.utils._param_validation.Interval` that refuses booleans.
+
+    ``True`` is an ``int`` to Python, so a plain ``Interval(Integral, 1, None)`` lets ``max_depth=True``
+    through; a hyper-parameter of treebook that takes a number never takes a bool.
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
+
+
+def int_interval(left, right=None, closed="left") -> NumberInterval:
+    """Constraint: an int (not a bool) in the interval; ``None`` bounds are unbounded."""
+    return NumberInterval(Integral, left, right, closed=closed)
+
+
+def real_interval(left, right=None, closed="left") -> NumberInterval:
+    """Constraint: a finite real number (not a bool, not NaN) in the interval; with an unbounded side,
+    ``closed="left"`` or ``"right"`` also refuses the infinity of that side."""
+    return NumberInterval(Real, left, right, closed=closed)
+
+#: The constraint of every ``random_state`` parameter: what :func:`check_random_state` accepts.
+RANDOM_STATE = [None, int_interval(0), np.random.RandomState, np.random.Generator]
+
+
+def feature_names_of(X):
+    """The column names of a DataFrame-like ``X`` as an object array of ``str``, else ``None``."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "dtypes"):
+        return None
+    return np.asarray([str(c) for c in columns], dtype=object)
+
+
+def check_column_names(X, feature_names_in, *, estimator: str = "the estimator") -> None:
+    """Raise a ``ValueError`` when the columns of a DataFrame ``X`` are not those seen at fit time, in the
+    same order (scikit-learn's wording). ``feature_names_in`` is ``None`` when the estimator was fitted
+    without column names, and ``X`` without columns is not checked: columns are then taken by position.
+
+    The check of the estimators whose ``feature_names_in_`` holds every column label as ``str``
+    (:func:`feature_names_of`; the tree core and chapters 1-2 have always recorded them so, integer labels
+    included). :func:`check_feature_names` is scikit-learn's rule, which records string labels only and
+    warns when an array follows a DataFrame."""
+    names = feature_names_of(X)
+    if names is None or feature_names_in is None:
+        return
+    fitted = np.asarray(feature_names_in, dtype=object)
+    if names.shape == fitted.shape and np.all(names == fitted):
+        return
+    unseen = sorted(set(names) - set(fitted))
+    missing = sorted(set(fitted) - set(names))
+
+    def listed(items):
+        shown = "".join(f"- {c}\n" for c in items[:5])
+        return shown + ("- ...\n" if len(items) > 5 else "")
+
+    message = "The feature names should match those that were passed during fit.\n"
+    if unseen:
+        message += "Feature names unseen at fit time:\n" + listed(unseen)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + listed(missing)
+    if not unseen and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(message + f"X has the features {list(names)[:10]}; {estimator} was fitted with the "
+                     f"features {list(fitted)[:10]} (first 10 shown)")
+
+
+def check_y_given(y, estimator: str = "this estimator") -> None:
+    """Raise the ``ValueError`` scikit-learn expects of a supervised estimator called with ``y=None``."""
+    if y is None:
+        raise ValueError(f"{estimator} requires y to be passed, but the target y is None")
+
+
+def power_of_two_scale(max_abs: float, limit: float, factor: float = 1.0) -> float:
+    """A power of two ``s`` with ``factor * max_abs / s <= limit``, or 1.0 when that holds for ``s = 1``.
+
+    Dividing by a power of two is exact in floating point (away from the subnormal range), so an estimator
+    that rescales overflow-prone data by ``s`` computes, up to that exact factor, what it computes on data
+    of ordinary size, and ``s == 1`` leaves ordinary data untouched. ``factor`` (e.g. the number of terms of
+    a sum) multiplies ``max_abs`` in the logarithm, so that the product may exceed the float range.
+    """
+    max_abs = float(max_abs)
+    if not np.isfinite(max_abs) or max_abs <= 0 or factor <= 0:
+        return 1.0
+    log_size = np.log2(max_abs) + np.log2(float(factor))
+    if log_size <= np.log2(limit):
+        return 1.0
+    return float(2.0 ** (np.ceil(log_size) - np.floor(np.log2(limit))))

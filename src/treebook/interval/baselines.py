@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import linprog
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import StrOptions
 
 from ..tree import CARTRegressor
-from ..validation import check_array, check_n_features, check_random_state
-from .losses import check_loss, check_margin, check_X_intervals
+from ..tree.cart import GROWTH_CONSTRAINTS, MAX_TARGET_SPAN
+from ..validation import RANDOM_STATE, check_random_state, int_interval, power_of_two_scale, real_interval
+from .losses import (
+    LOSS_CONSTRAINTS,
+    MAX_LIMIT_SIZE,
+    check_margin,
+    check_X_intervals,
+    check_X_predict,
+    record_feature_names,
+)
 from .metrics import interval_mse
 from .solver import prefix_solve
 
@@ -209,6 +216,14 @@ def _validation_loss(pred, y, criterion, margin):
     return np.mean(a * a + c * c, axis=0)
 
 
+def _column_scale(X):
+    """Per-column power of two dividing features whose sums of squares would overflow (1.0 elsewhere): the
+    standardised features are then those of ordinary data, exactly."""
+    n = max(X.shape[0], 1)
+    top = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    return np.array([power_of_two_scale(m, MAX_LIMIT_SIZE, factor=np.sqrt(n)) for m in top])
+
+
 def _standardise(X, scale, ddof):
     if not scale:
         return np.zeros(X.shape[1]), np.ones(X.shape[1])
@@ -304,12 +319,32 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
     coef_, intercept_ : weights and intercept in the standardised feature space
         (``predict(X) = ((X - mean_) / scale_) @ coef_ + intercept_``).
     penalty_ : the penalty of the fitted model.
+    n_iter_ : FISTA iterations of the final fit (squared hinge); 1 for the LP (linear hinge), solved once.
     path_ : pandas.DataFrame (selection only) with columns ``penalty``, ``mean`` and ``sd`` (over folds, ddof=1)
         of the validation criterion, and ``n_nonzero``, the mean over folds of the number of non-zero weights.
     cv_results_ : pandas.DataFrame (selection only), one row per (fold, penalty): ``fold``, ``penalty``,
         ``loss`` (the validation criterion) and ``n_nonzero``.
     fold_ids_ : ndarray (selection only), the validation fold of every training row.
+    n_features_in_, feature_names_in_ : the number of features and (DataFrame input) their names, checked
+        at predict time.
     """
+
+    _parameter_constraints = {
+        "loss": [StrOptions({"squared_hinge", "linear_hinge"})],
+        "margin": LOSS_CONSTRAINTS["margin"],
+        "penalty": [None, real_interval(0.0)],
+        "penalty_path": [None, "array-like"],
+        "initial_penalty": [real_interval(0.0, closed="neither")],
+        "penalty_factor": [real_interval(1.0, closed="neither")],
+        "n_folds": [int_interval(2)],
+        "validation": [StrOptions(set(_VALIDATIONS))],
+        "selection": [StrOptions({"min", "1sd"})],
+        "scale": ["boolean"],
+        "tol": [real_interval(0.0, closed="neither")],
+        "max_iter": [int_interval(1)],
+        "random_state": RANDOM_STATE,
+        "solver": [None, StrOptions({"fista", "highs", "pulp"})],
+    }
 
     def __init__(self, loss="squared_hinge", margin=1.0, penalty=None, penalty_path=None, initial_penalty=1e-3,
                  penalty_factor=1.2, n_folds=5, validation="squared_hinge", selection="min", scale=True,
@@ -339,53 +374,51 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
     # -- validation of the hyper-parameters ------------------------------------------------------
 
     def _check_params(self):
-        if self.loss not in ("squared_hinge", "linear_hinge"):
-            raise ValueError(f"loss must be 'squared_hinge' or 'linear_hinge'; got {self.loss!r}")
+        """What the declared constraints cannot say: the solver must suit the loss, the penalty path must
+        hold finite penalties >= 0. Returns ``(margin, solver)``."""
+        self._validate_params()
         margin = check_margin(self.margin)
         solvers = ("fista",) if self.loss == "squared_hinge" else ("highs", "pulp")
         solver = solvers[0] if self.solver is None else self.solver
         if solver not in solvers:
             raise ValueError(f"solver must be None or one of {solvers} for loss={self.loss!r}; got {self.solver!r}")
-        if self.penalty is not None:
-            _check_penalty(self.penalty, "penalty")
         if self.penalty_path is not None:
-            path = np.asarray(self.penalty_path, dtype=np.float64)
+            try:
+                path = np.asarray(self.penalty_path, dtype=np.float64)
+            except (TypeError, ValueError):
+                path = np.full(0, np.nan)
             if path.ndim != 1 or path.size == 0 or not np.all(np.isfinite(path)) or np.any(path < 0):
                 raise ValueError(f"penalty_path must be a non-empty sequence of finite penalties >= 0; "
                                  f"got {self.penalty_path!r}")
-        for name, low in (("initial_penalty", 0.0), ("penalty_factor", 1.0), ("tol", 0.0)):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= low:
-                raise ValueError(f"{name} must be a finite number > {low:g}; got {v!r}")
-        for name, low in (("n_folds", 2), ("max_iter", 1)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
-                raise ValueError(f"{name} must be an integer >= {low}; got {v!r}")
-        if self.validation not in _VALIDATIONS:
-            raise ValueError(f"validation must be one of {_VALIDATIONS}; got {self.validation!r}")
-        if self.selection not in ("min", "1sd"):
-            raise ValueError(f"selection must be 'min' or '1sd'; got {self.selection!r}")
         return margin, solver
 
     # -- one fit, one path -----------------------------------------------------------------------
 
     def _prepare(self, X):
-        mean, scale = _standardise(X, self.scale, 1 if self.loss == "squared_hinge" else 0)
-        Z = (X - mean) / scale
-        keep = (np.ptp(X, axis=0) > 0) if self.scale else np.ones(X.shape[1], dtype=bool)
-        return mean, scale, Z, keep
+        """``(mean, scale, Z, keep, x_scale)``: ``Z = (X / x_scale - mean) / scale``, ``x_scale`` the exact
+        power of two (1 for ordinary data) that keeps the column sums of squares finite."""
+        x_scale = _column_scale(X)
+        if not self.scale and np.any(x_scale != 1.0):
+            raise ValueError(f"X has values up to {np.abs(X).max():.3g}, whose squares overflow without "
+                             "standardisation: use scale=True or divide X by a constant")
+        Xs = X / x_scale
+        mean, scale = _standardise(Xs, self.scale, 1 if self.loss == "squared_hinge" else 0)
+        Z = (Xs - mean) / scale
+        keep = (np.ptp(Xs, axis=0) > 0) if self.scale else np.ones(X.shape[1], dtype=bool)
+        return mean, scale, Z, keep, x_scale
 
     def _fit_one(self, Z, keep, y, penalty, margin, solver, init=None):
         w = np.zeros(Z.shape[1])
         if self.loss == "squared_hinge":
             init_k = None if init is None else (init[0][keep], init[1])
-            wk, b, _ = squared_hinge_l1_fista(Z[:, keep], y, penalty, margin, init=init_k, tol=float(self.tol),
+            wk, b, n_iter = squared_hinge_l1_fista(Z[:, keep], y, penalty, margin, init=init_k, tol=float(self.tol),
                                               max_iter=int(self.max_iter))
         else:
             solve = l1_linear_lp_highs if solver == "highs" else l1_linear_lp_pulp
             wk, b = solve(Z[:, keep], y, penalty, margin)
+            n_iter = 1
         w[keep] = wk
-        return w, b
+        return w, b, n_iter
 
     def _path(self, Z, keep, y, margin, solver):
         """[(penalty, w, b)] along the path, warm-started."""
@@ -398,7 +431,7 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         for k, lam in enumerate(penalties):
             if k >= _MAX_PATH:
                 raise RuntimeError(f"the penalty path did not reach all-zero weights in {_MAX_PATH} steps")
-            w, b = self._fit_one(Z, keep, y, float(lam), margin, solver, init)
+            w, b, _ = self._fit_one(Z, keep, y, float(lam), margin, solver, init)
             out.append((float(lam), w, b))
             init = (w, b)
             if until_zero and np.all(np.abs(w) <= zero):
@@ -413,16 +446,18 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
 
         Returns ``(penalties (k,), coefs (k, n_features), intercepts (k,))`` in the space standardised on
         ``X`` (the space of ``coef_``); does not change the estimator."""
-        X, y = check_X_intervals(X, y)
         margin, solver = self._check_params()
-        _, _, Z, keep = self._prepare(X)
+        X, y = check_X_intervals(X, y)
+        _, _, Z, keep, _ = self._prepare(X)
         path = self._path(Z, keep, y, margin, solver)
         return (np.array([lam for lam, _, _ in path]), np.vstack([w for _, w, _ in path]),
                 np.array([b for _, _, b in path]))
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        X, y = check_X_intervals(X, y)
         margin, solver = self._check_params()
+        record_feature_names(self, X)
+        X, y = check_X_intervals(X, y)
         if self.penalty is None:
             self._select(X, y, margin, solver)
             penalty = float(self.penalty_)
@@ -430,8 +465,9 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
             penalty = float(self.penalty)
             for attr in ("path_", "cv_results_", "fold_ids_"):
                 self.__dict__.pop(attr, None)
-        self.mean_, self.scale_, Z, keep = self._prepare(X)
-        self.coef_, self.intercept_ = self._fit_one(Z, keep, y, penalty, margin, solver)
+        mean, scale, Z, keep, self._x_scale = self._prepare(X)
+        self.mean_, self.scale_ = mean * self._x_scale, scale * self._x_scale
+        self.coef_, self.intercept_, self.n_iter_ = self._fit_one(Z, keep, y, penalty, margin, solver)
         self.penalty_ = penalty
         self.n_features_in_ = X.shape[1]
         return self
@@ -439,7 +475,7 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
     def _select(self, X, y, margin, solver):
         n, k = X.shape[0], int(self.n_folds)
         if n < k:
-            raise ValueError(f"n_folds={k} validation folds need at least {k} samples; got {n}")
+            raise ValueError(f"n_folds={k} validation folds need at least {k} samples; got n_samples = {n}")
         rng = check_random_state(self.random_state)
         fold_ids = rng.permutation(np.resize(np.arange(k), n))
         for f in range(k):
@@ -450,11 +486,11 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         rows = []
         for f in range(k):
             tr, va = fold_ids != f, fold_ids == f
-            mean, scale, Z, keep = self._prepare(X[tr])
+            mean, scale, Z, keep, x_scale = self._prepare(X[tr])
             path = self._path(Z, keep, y[tr], margin, solver)
             W = np.column_stack([w for _, w, _ in path])
             B = np.array([b for _, _, b in path])
-            pred = ((X[va] - mean) / scale) @ W + B
+            pred = ((X[va] / x_scale - mean) / scale) @ W + B
             losses = _validation_loss(pred, y[va], self.validation, margin)
             for (lam, w, _), loss in zip(path, losses):
                 rows.append({"fold": f, "penalty": lam, "loss": float(loss),
@@ -474,15 +510,9 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         self.penalty_ = float(stats["penalty"].iloc[best])
 
     def predict(self, X):
-        check_is_fitted(self, "coef_")
-        X = check_array(X)
-        check_n_features(X, self.n_features_in_)
-        return ((X - self.mean_) / self.scale_) @ self.coef_ + self.intercept_
-
-
-def _check_penalty(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be None or a finite number >= 0; got {value!r}")
+        X = check_X_predict(self, X, "coef_")
+        s = self._x_scale  # an exact power of two per column, 1 for ordinary data: the same numbers
+        return ((X / s - self.mean_ / s) / (self.scale_ / s)) @ self.coef_ + self.intercept_
 
 
 class IntervalCARTRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
@@ -492,36 +522,48 @@ class IntervalCARTRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
     copies whose limit is infinite are dropped (the paper's section 5.3 baseline).
     """
 
+    _parameter_constraints = {
+        "margin": LOSS_CONSTRAINTS["margin"],
+        **{k: v for k, v in GROWTH_CONSTRAINTS.items() if k != "min_impurity_decrease"},
+    }
+
     def __init__(self, margin=0.0, max_depth=None, min_samples_split=2, min_samples_leaf=1):
         self.margin = margin
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
+        """Fit the CART tree on the finite limits moved inwards by the margin. Targets so large that the
+        tree's squared errors overflow are divided by an exact power of two (``y_scale_``, 1 for ordinary
+        data) and the predictions multiplied back: the same tree, the same predictions."""
+        record_feature_names(self, X)
         X, y = check_X_intervals(X, y)
         margin = check_margin(self.margin)
         lo = np.flatnonzero(np.isfinite(y[:, 0]))
         hi = np.flatnonzero(np.isfinite(y[:, 1]))
         Xd = np.vstack([X[lo], X[hi]])
         yd = np.concatenate([y[lo, 0] + margin, y[hi, 1] - margin])
+        if not np.isfinite(yd).all():
+            raise ValueError("y limits moved inwards by the margin overflow to infinity; divide y and the "
+                             "margin by a constant")
+        self.y_scale_ = power_of_two_scale(float(np.abs(yd).max()), MAX_TARGET_SPAN / 2, factor=yd.size)
         self.tree_model_ = CARTRegressor(max_depth=self.max_depth, min_samples_split=self.min_samples_split,
-                                         min_samples_leaf=self.min_samples_leaf).fit(Xd, yd)
+                                         min_samples_leaf=self.min_samples_leaf).fit(Xd, yd / self.y_scale_)
         self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X):
-        check_is_fitted(self, "tree_model_")
-        return self.tree_model_.predict(X)
+        X = check_X_predict(self, X, "tree_model_")
+        return self.tree_model_.predict(X) * self.y_scale_
 
 
 class _ConstantModel(_IntervalScore, RegressorMixin, BaseEstimator):
     """Predicts the fitted ``constant_`` for every row."""
 
     def predict(self, X):
-        check_is_fitted(self, "constant_")
-        X = check_array(X)
-        check_n_features(X, self.n_features_in_)
+        X = check_X_predict(self, X, "constant_")
         return np.full(X.shape[0], self.constant_)
 
 
@@ -529,13 +571,16 @@ class ConstantIntervalRegressor(_ConstantModel):
     """The constant model: the minimiser of the hinge losses of all training intervals (the solver
     of section 4 run once). With ``loss="squared"`` and ``margin=0`` it minimises the training interval MSE."""
 
+    _parameter_constraints = dict(LOSS_CONSTRAINTS)
+
     def __init__(self, loss="squared", margin=0.0):
         self.loss = loss
         self.margin = margin
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
+        record_feature_names(self, X)
         X, y = check_X_intervals(X, y)
-        check_loss(self.loss)
         res = prefix_solve(y[:, 0], y[:, 1], loss=self.loss, margin=self.margin)
         self.constant_ = float(res.prediction[-1])
         self.n_features_in_ = X.shape[1]
@@ -551,7 +596,11 @@ class MinErrorConstantRegressor(_ConstantModel):
     With a single distinct finite limit (where the script has no candidate) that limit is predicted.
     """
 
+    _parameter_constraints: dict = {}
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
+        record_feature_names(self, X)
         X, y = check_X_intervals(X, y)
         lim = np.unique(y[np.isfinite(y)])
         cand = lim[:-1] if lim.size > 1 else lim

@@ -52,19 +52,20 @@ import time
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.utils._param_validation import HasMethods, StrOptions
 
-from ..validation import check_array, check_random_state
+from ..validation import check_random_state, int_interval
 from .baselines import (
     ConstantIntervalRegressor,
     IntervalCARTRegressor,
     L1LinearIntervalRegressor,
     MinErrorConstantRegressor,
 )
-from .losses import check_intervals
+from .losses import LOSS_CONSTRAINTS, check_intervals, check_X_intervals, record_feature_names
 from .metrics import interval_mse, interval_mse_scorer
-from .tree import BestEstimatorMixin, MMITForestRegressor, MMITPrunedCV, MMITRegressor
+from .tree import BestEstimatorMixin, MMITForestRegressor, MMITPrunedCV, MMITRegressor, check_param_grid
 
 __all__ = [
     "SIMULATED",
@@ -217,7 +218,19 @@ class MMITGridSearchCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
     ----------
     best_params_, best_score_ (minus the interval MSE), best_estimator_ (an ``MMITRegressor``),
     cv_results_ : DataFrame, one row per candidate in ``ParameterGrid`` order with ``cv_mse``.
+    n_features_in_, feature_names_in_ : the number of features and (DataFrame input) their names, checked
+        at predict time.
     """
+
+    _parameter_constraints = {
+        "loss": LOSS_CONSTRAINTS["loss"],
+        "param_grid": [dict, None],
+        "cv": [int_interval(2), HasMethods(["split"])],
+        # passed to KFold as is (scikit-learn's seeds: 42 reproduces the authors' inner folds)
+        "random_state": [None, int_interval(0, 2**32 - 1, closed="both"), np.random.RandomState],
+        "tie_break": [StrOptions({"smallest_tree", "first"})],
+        "nested_depths": ["boolean"],
+    }
 
     def __init__(self, loss="linear", param_grid=None, cv=10, random_state=42, tie_break="smallest_tree",
                  nested_depths=True):
@@ -229,33 +242,33 @@ class MMITGridSearchCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
         self.nested_depths = nested_depths
 
     def _grid(self):
-        grid = dict(self.param_grid or {"margin": [0.0]})
-        allowed = {"margin", "max_depth", "min_samples_split"}
-        if not set(grid) <= allowed:
-            raise ValueError(f"param_grid keys must be among {sorted(allowed)}; got {sorted(grid)}")
+        grid = check_param_grid(self.param_grid, {"margin", "max_depth", "min_samples_split"})
+        # each value is checked by MMITRegressor's constraints when the first candidate is fitted; here only
+        # what the conversions below need
+        for key, values in grid.items():
+            for v in values:
+                if key == "max_depth" and v is None:
+                    continue
+                number = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                if not number or not (key == "margin" or float(v).is_integer()):
+                    raise ValueError(f"param_grid[{key!r}] holds {v!r}, which is not a valid {key} "
+                                     f"({'a number >= 0' if key == 'margin' else 'an int'})")
         margins = [float(m) for m in grid.get("margin", [0.0])]
         depths = [None if d is None else int(d) for d in grid.get("max_depth", [None])]
         splits = [int(s) for s in grid.get("min_samples_split", [2])]
-        if not (margins and depths and splits):
-            raise ValueError("every list of param_grid must be non-empty")
         return margins, depths, splits
 
     def _folds(self, X):
         if isinstance(self.cv, (int, np.integer)):
-            if self.cv < 2:
-                raise ValueError(f"cv must be >= 2; got {self.cv!r}")
             if X.shape[0] < self.cv:
-                raise ValueError(f"{X.shape[0]} samples cannot be split into {self.cv} folds")
+                raise ValueError(f"{X.shape[0]} samples cannot be split into cv={self.cv} folds")
             return list(KFold(int(self.cv), shuffle=True, random_state=self.random_state).split(X))
         return list(self.cv.split(X))
 
+    @_fit_context(prefer_skip_nested_validation=False)  # the grid's values are validated by each MMIT
     def fit(self, X, y):
-        X = check_array(X)
-        y = check_intervals(y)
-        if X.shape[0] != y.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-        if self.tie_break not in ("smallest_tree", "first"):
-            raise ValueError(f"tie_break must be 'smallest_tree' or 'first'; got {self.tie_break!r}")
+        record_feature_names(self, X)
+        X, y = check_X_intervals(X, y)
         margins, depths, splits = self._grid()
         folds = self._folds(X)
         deepest = None if any(d is None for d in depths) else max(depths)

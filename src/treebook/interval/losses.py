@@ -13,13 +13,25 @@ This module also holds the validation shared by the solver, the trees and the ba
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_array
+from ..validation import (
+    check_array,
+    check_column_names,
+    check_n_features,
+    check_y_given,
+    feature_names_of,
+    real_interval,
+)
 
 __all__ = ["LOSSES", "check_intervals", "check_loss", "check_margin", "hinge", "interval_loss", "total_loss"]
 
 #: the two hinges of equation (1): ``(x)_+`` and ``(x)_+^2``
 LOSSES = ("linear", "squared")
+
+#: scikit-learn ``_parameter_constraints`` of ``loss`` and ``margin``, shared by the interval estimators
+LOSS_CONSTRAINTS = {"loss": [StrOptions(set(LOSSES))], "margin": [real_interval(0.0)]}
 
 
 def check_loss(loss) -> str:
@@ -52,6 +64,11 @@ def check_intervals(y, *, name="y", min_samples=1):
     Raises ``ValueError`` (naming the rows) on a wrong shape, NaN, ``lower > upper``, a lower limit of
     ``+inf`` or an upper limit of ``-inf``, or both limits infinite.
     """
+    if y is None:
+        raise ValueError(f"{name} is None, but interval targets (an (n_samples, 2) array of [lower, upper] "
+                         "limits) are required")
+    if np.iscomplexobj(np.asarray(y)):
+        raise ValueError(f"Complex data not supported: {name} has complex values")
     try:
         y = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -80,11 +97,58 @@ def check_X_intervals(X, y):
     """Validate a feature matrix and its interval targets together (the estimators' ``fit``): ``X`` as
     :func:`treebook.validation.check_array` checks it, ``y`` as :func:`check_intervals`, and one target per
     row."""
+    check_y_given(y, "this interval estimator")
     X = check_array(X)
     y = check_intervals(y)
     if X.shape[0] != y.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
     return X, y
+
+
+def record_feature_names(est, X) -> None:
+    """Record the columns of a DataFrame ``X`` as ``est.feature_names_in_`` (forgotten on a refit without
+    names), for :func:`check_X_predict`."""
+    names = feature_names_of(X)
+    if names is not None:
+        est.feature_names_in_ = names
+    else:
+        est.__dict__.pop("feature_names_in_", None)
+
+
+def check_X_predict(est, X, fitted: str) -> np.ndarray:
+    """The checks of an interval estimator's ``predict``: fitted (``NotFittedError`` unless attribute
+    ``fitted`` is set), the DataFrame columns seen at fit in their order, ``X`` as at fit, the number of
+    features."""
+    check_is_fitted(est, fitted)
+    name = type(est).__name__
+    check_column_names(X, getattr(est, "feature_names_in_", None), estimator=name)
+    X = check_array(X)
+    check_n_features(X, est.n_features_in_, estimator=name)
+    return X
+
+
+#: largest magnitude of ``n * max|limit|`` (linear hinge) or ``sqrt(n) * max|limit|`` (squared hinge) for
+#: which the solver's sums of hinge coefficients cannot overflow
+MAX_LIMIT_SIZE = 2.0 ** 500
+
+
+def limit_size(y, margin, *, squared: bool, weights=None) -> tuple[float, float]:
+    """``(max_abs, factor)``: the largest finite breakpoint magnitude of intervals ``y`` at ``margin``, and the
+    factor by which the solver's sums may exceed it (the total weight; its square root for the squared
+    hinge, whose coefficients grow as the square of the limits)."""
+    finite = y[np.isfinite(y)]
+    max_abs = float(np.abs(finite).max()) + float(margin) if finite.size else 0.0
+    total = float(y.shape[0]) if weights is None else float(np.sum(weights))
+    return max_abs, (np.sqrt(total) if squared else total)
+
+
+def check_limit_size(y, margin, *, squared: bool, name: str = "y") -> None:
+    """Refuse interval limits so large that the hinge-loss sums of a tree's nodes would overflow."""
+    max_abs, factor = limit_size(y, margin, squared=squared)
+    if max_abs > 0 and np.log2(max_abs) + np.log2(max(factor, 1.0)) > np.log2(MAX_LIMIT_SIZE):
+        hinge_name = "squared" if squared else "linear"
+        raise ValueError(f"{name} has limits up to {max_abs:.3g}: with {y.shape[0]} intervals the {hinge_name} "
+                         "hinge losses of a node overflow; divide y (and the margin) by a constant")
 
 
 def hinge(x, loss="linear"):

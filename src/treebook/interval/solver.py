@@ -30,7 +30,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .losses import LOSSES, check_intervals, check_loss, check_margin
+from ..validation import power_of_two_scale
+from .losses import LOSSES, MAX_LIMIT_SIZE, check_intervals, check_loss, check_margin, limit_size
 
 # LOSSES, check_loss and check_margin live in .losses (imported here one way: losses imports nothing from
 # the solver); they stay importable from this module, where other modules have always found them.
@@ -326,7 +327,10 @@ def _piece_argmin(A, B, cnt, lo_v, hi_v):
         return hi_v
     # flat piece
     if lo_v > -np.inf and hi_v < np.inf:
-        return 0.5 * (lo_v + hi_v)
+        mid = 0.5 * (lo_v + hi_v)
+        if mid == np.inf or mid == -np.inf:  # the sum of two huge limits overflows; the halves do not
+            mid = 0.5 * lo_v + 0.5 * hi_v
+        return mid
     if lo_v > -np.inf:
         return lo_v
     if hi_v < np.inf:
@@ -419,6 +423,10 @@ def prefix_solve(lower, upper, *, loss="linear", margin=0.0, weights=None):
     weights : array-like (n,), optional
         positive weight of each interval.
 
+    Limits so large that the sums of the hinge coefficients would overflow are divided by an exact power
+    of two ``s`` (with the margin), solved, and the results scaled back (predictions by ``s``, costs by ``s``
+    or ``s**2``); a cost beyond the float range is then ``inf``. Ordinary limits are not rescaled.
+
     Returns
     -------
     SolveResult
@@ -426,14 +434,29 @@ def prefix_solve(lower, upper, *, loss="linear", margin=0.0, weights=None):
     """
     squared = check_loss(loss) == "squared"
     margin = check_margin(margin)
-    lower = np.asarray(lower, dtype=np.float64)
-    upper = np.asarray(upper, dtype=np.float64)
+    limits = []
+    for name, v in (("lower", lower), ("upper", upper)):
+        if np.iscomplexobj(np.asarray(v)):
+            raise ValueError(f"Complex data not supported: {name} has complex values")
+        try:
+            limits.append(np.asarray(v, dtype=np.float64))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be numeric: {exc}") from None
+    lower, upper = limits
     if lower.ndim != 1 or upper.shape != lower.shape:
         raise ValueError(f"lower and upper must be 1-D arrays of equal length, got shapes {lower.shape} "
                          f"and {upper.shape}")
-    y = check_intervals(np.column_stack([lower, upper]))
+    y = check_intervals(np.column_stack([lower, upper]), name="the intervals (lower, upper)")
     w = _check_weights(weights, y.shape[0])
-    return _solve_checked(y[:, 0], y[:, 1], squared, margin, w)
+    max_abs, factor = limit_size(y, margin, squared=squared, weights=w)
+    scale = power_of_two_scale(max_abs, MAX_LIMIT_SIZE, factor=factor)
+    if scale == 1.0:
+        return _solve_checked(y[:, 0], y[:, 1], squared, margin, w)
+    res = _solve_checked(y[:, 0] / scale, y[:, 1] / scale, squared, margin / scale, w)
+    with np.errstate(over="ignore"):
+        cost = res.cost * scale * scale if squared else res.cost * scale
+    return SolveResult(cost=cost, prediction=res.prediction * scale, moves=res.moves,
+                       limit_moves=res.limit_moves)
 
 
 def _check_weights(weights, n):

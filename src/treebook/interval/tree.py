@@ -14,14 +14,23 @@ import itertools
 
 import numpy as np
 from numba import njit
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.model_selection import KFold
 from sklearn.utils.validation import check_is_fitted
 
 from ..tree import BaseTree, ThresholdSplit, Tree, TreeBuilder
 from ..tree import prune as core_pruning
-from ..validation import check_array, check_n_features, check_random_state
-from .losses import check_loss, check_margin, check_X_intervals
+from ..tree.cart import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT
+from ..validation import RANDOM_STATE, check_column_names, check_random_state, int_interval, real_interval
+from .losses import (
+    LOSS_CONSTRAINTS,
+    check_limit_size,
+    check_loss,
+    check_margin,
+    check_X_intervals,
+    check_X_predict,
+    record_feature_names,
+)
 from .metrics import interval_mse
 from .solver import breakpoints, sweep
 
@@ -164,16 +173,9 @@ def prune_tree(tree: Tree, alpha: float, collapse=None) -> Tree:
 # estimators
 
 
-def _check_tree_params(est):
-    check_loss(est.loss)
-    check_margin(est.margin)
-    if est.max_depth is not None and (not isinstance(est.max_depth, (int, np.integer)) or est.max_depth < 0):
-        raise ValueError(f"max_depth must be None or an int >= 0; got {est.max_depth!r}")
-    if not isinstance(est.min_samples_split, (int, np.integer)) or est.min_samples_split < 2:
-        raise ValueError(f"min_samples_split must be an int >= 2; got {est.min_samples_split!r}")
-    if not isinstance(est.min_samples_leaf, (int, np.integer)) or est.min_samples_leaf < 1:
-        raise ValueError(f"min_samples_leaf must be an int >= 1; got {est.min_samples_leaf!r}")
-    core_pruning.check_ccp_alpha(est.ccp_alpha)
+#: scikit-learn ``_parameter_constraints`` of the growth of an MMIT (CART's, without
+#: ``min_impurity_decrease``)
+MMIT_GROWTH_CONSTRAINTS = {k: v for k, v in GROWTH_CONSTRAINTS.items() if k != "min_impurity_decrease"}
 
 
 def _resolve_max_features(max_features, p):
@@ -216,7 +218,17 @@ class MMITRegressor(RegressorMixin, BaseTree):
     Attributes
     ----------
     tree_ : the (pruned) :class:`~treebook.tree.Tree`; ``full_tree_`` : the tree before pruning.
+    n_features_in_, feature_names_in_ : the number of features and (DataFrame input) their names, checked
+        at predict time.
     """
+
+    _parameter_constraints = {
+        **LOSS_CONSTRAINTS,
+        **MMIT_GROWTH_CONSTRAINTS,
+        "ccp_alpha": [real_interval(0.0)],
+        "max_features": MAX_FEATURES_CONSTRAINT,
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(self, loss="linear", margin=0.0, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  ccp_alpha=0.0, max_features=None, random_state=None):
@@ -229,11 +241,14 @@ class MMITRegressor(RegressorMixin, BaseTree):
         self.max_features = max_features
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Grow the tree on ``X`` (n, p) and interval targets ``y`` (n, 2), then prune it at ``ccp_alpha``."""
-        _check_tree_params(self)
+        """Grow the tree on ``X`` (n, p) and interval targets ``y`` (n, 2), then prune it at ``ccp_alpha``.
+
+        Limits so large that a node's hinge losses would overflow are refused (``ValueError``)."""
         self._record_features(X)
         X, y = check_X_intervals(X, y)
+        check_limit_size(y, check_margin(self.margin), squared=self.loss == "squared")
         self.n_features_in_ = X.shape[1]
         self.full_tree_ = grow_mmit(
             X, y, loss=self.loss, margin=self.margin, max_depth=self.max_depth,
@@ -257,7 +272,8 @@ class MMITRegressor(RegressorMixin, BaseTree):
 
     def predict(self, X):
         """The leaf minimiser reached by each sample."""
-        return self.tree_.predict(self._validate_X_predict(X))[:, 0]
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)[:, 0]
 
     def score(self, X, y, sample_weight=None):
         """Minus the interval mean squared error (greater is better, as scikit-learn expects)."""
@@ -269,11 +285,31 @@ class BestEstimatorMixin:
 
     def predict(self, X):
         check_is_fitted(self, "best_estimator_")
+        check_column_names(X, getattr(self, "feature_names_in_", None), estimator=type(self).__name__)
         return self.best_estimator_.predict(X)
 
     def score(self, X, y, sample_weight=None):
         """Minus the interval mean squared error."""
         return -interval_mse(y, self.predict(X))
+
+
+def check_param_grid(param_grid, allowed) -> dict:
+    """The lists of a search's ``param_grid`` (``None``: ``{"margin": [0.0]}``): keys among ``allowed``, each
+    value a non-empty sequence (a ``TypeError`` / ``ValueError`` names the key). The values themselves are
+    validated by the estimators fitted with them."""
+    grid = {"margin": [0.0]} if param_grid is None or len(param_grid) == 0 else dict(param_grid)
+    unknown = sorted(set(map(str, grid)) - set(allowed))
+    if unknown:
+        raise ValueError(f"param_grid keys must be among {sorted(allowed)}; got unknown keys {unknown}")
+    out = {}
+    for key, values in grid.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise TypeError(f"param_grid[{key!r}] must be a list of values; got {values!r}")
+        values = list(values)
+        if not values:
+            raise ValueError(f"param_grid[{key!r}] is empty: every list of param_grid needs at least one value")
+        out[key] = values
+    return out
 
 
 class MMITPrunedCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -293,6 +329,14 @@ class MMITPrunedCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
     random_state : seeds the fold assignment.
     """
 
+    _parameter_constraints = {
+        "loss": LOSS_CONSTRAINTS["loss"],
+        "param_grid": [dict, None],
+        "cv": [int_interval(2)],
+        "prune": ["boolean"],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, loss="linear", param_grid=None, cv=5, prune=True, random_state=None):
         self.loss = loss
         self.param_grid = param_grid
@@ -300,19 +344,15 @@ class MMITPrunedCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
         self.prune = prune
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=False)  # the grid's values are validated by each MMIT
     def fit(self, X, y):
+        record_feature_names(self, X)
         X, y = check_X_intervals(X, y)
-        check_loss(self.loss)
-        if not isinstance(self.cv, (int, np.integer)) or self.cv < 2:
-            raise ValueError(f"cv must be an int >= 2; got {self.cv!r}")
+        grid = check_param_grid(self.param_grid, {"margin", "max_depth", "min_samples_split", "min_samples_leaf"})
         if X.shape[0] < self.cv:
-            raise ValueError(f"{X.shape[0]} samples cannot be split into {self.cv} folds")
-        grid = dict(self.param_grid or {"margin": [0.0]})
-        allowed = {"margin", "max_depth", "min_samples_split", "min_samples_leaf"}
-        if not set(grid) <= allowed:
-            raise ValueError(f"param_grid keys must be among {sorted(allowed)}; got {sorted(grid)}")
+            raise ValueError(f"{X.shape[0]} samples cannot be split into cv={self.cv} folds")
         names = sorted(grid)
-        combos = [dict(zip(names, vals)) for vals in itertools.product(*(list(grid[k]) for k in names))]
+        combos = [dict(zip(names, vals)) for vals in itertools.product(*(grid[k] for k in names))]
         seed = int(check_random_state(self.random_state).integers(2**31 - 1))
         folds = list(KFold(self.cv, shuffle=True, random_state=seed).split(X))
         results = []
@@ -351,6 +391,16 @@ class MMITForestRegressor(RegressorMixin, BaseEstimator):
     of Breiman (2001) applied to :class:`MMITRegressor`.
     """
 
+    _parameter_constraints = {
+        "n_estimators": [int_interval(1)],
+        **LOSS_CONSTRAINTS,
+        **MMIT_GROWTH_CONSTRAINTS,
+        "max_features": MAX_FEATURES_CONSTRAINT,
+        "bootstrap": ["boolean"],
+        "random_state": RANDOM_STATE,
+        "progress": ["boolean"],
+    }
+
     def __init__(self, n_estimators=100, loss="linear", margin=0.0, max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_features="sqrt", bootstrap=True, random_state=None, progress=False):
         self.n_estimators = n_estimators
@@ -364,11 +414,11 @@ class MMITForestRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.progress = progress
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
+        record_feature_names(self, X)
         X, y = check_X_intervals(X, y)
-        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
-            raise ValueError(f"n_estimators must be an int >= 1; got {self.n_estimators!r}")
-        _resolve_max_features(self.max_features, X.shape[1])
+        check_limit_size(y, check_margin(self.margin), squared=self.loss == "squared")
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         self.estimators_ = []
@@ -386,9 +436,7 @@ class MMITForestRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        check_is_fitted(self, "estimators_")
-        X = check_array(X)
-        check_n_features(X, self.n_features_in_)
+        X = check_X_predict(self, X, "estimators_")
         return np.mean([e.tree_.predict(X)[:, 0] for e in self.estimators_], axis=0)
 
     def score(self, X, y, sample_weight=None):

@@ -16,8 +16,46 @@ import numpy as np
 from numba import njit
 
 from treebook.tree.criteria import weighted_impurity as _core_weighted_impurity
+from treebook.validation import power_of_two_scale
 
 IMPURITIES = ("gini", "entropy")
+
+#: Counts are rescaled (by an exact power of two) when ``n * k * max count`` exceeds this: the Gini kernels
+#: square sums of counts, which must stay below the float range (2**1024).
+MAX_COUNT_SIZE = 2.0 ** 500
+
+
+def check_counts(counts, *, name: str = "counts", ndim=None) -> np.ndarray:
+    """Validate class counts: numeric, real, finite and non-negative; returned as a float array.
+
+    Raises ``TypeError`` (complex or non-numeric objects) or ``ValueError`` naming ``name``.
+    ``ndim``: the required number of dimensions (``None``: at least 1).
+    """
+    raw = np.asarray(counts)
+    if np.iscomplexobj(raw):
+        raise TypeError(f"{name} must be real class counts; got complex values")
+    try:
+        v = raw.astype(float) if raw.dtype != object else np.array(raw.tolist(), dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name} must be numeric class counts: {exc}") from None
+    if ndim is not None and v.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D; got shape {v.shape}")
+    if v.ndim == 0:
+        raise ValueError(f"{name} must be a vector of class counts (one per class); got the scalar {counts!r}")
+    if v.shape[-1] == 0:
+        raise ValueError(f"{name} has no classes (its last axis is empty; shape {v.shape})")
+    if not np.isfinite(v).all():
+        raise ValueError(f"{name} contains NaN or infinite counts")
+    if (v < 0).any():
+        raise ValueError(f"{name} contains negative counts")
+    return v
+
+
+def count_scale(v: np.ndarray) -> float:
+    """The power of two by which :data:`MAX_COUNT_SIZE` asks counts ``v`` to be divided (1.0 normally)."""
+    if v.size == 0:
+        return 1.0
+    return power_of_two_scale(float(v.max()), MAX_COUNT_SIZE, factor=float(v.size))
 
 
 def impurity_code(impurity: str) -> int:
@@ -34,20 +72,38 @@ def weighted_impurity(counts, impurity: str = "gini") -> np.ndarray | float:
     (entropy in bits).  Returns a float for a 1-D input.  The arithmetic is the tree core's
     (:func:`treebook.tree.criteria.weighted_impurity`), which every chapter shares; the numba kernels below
     compute the same quantities inside the compiled sweeps.
+
+    ``counts`` must be finite and non-negative (``ValueError`` otherwise). Counts so large that their squares
+    would overflow are divided by a power of two first and the impurity multiplied back (``I(c v) = c I(v)``),
+    so the result is finite whenever it is representable.
     """
-    out = _core_weighted_impurity(counts, IMPURITIES[impurity_code(impurity)])
+    code = IMPURITIES[impurity_code(impurity)]
+    v = check_counts(counts)
+    s = count_scale(v)
+    out = _core_weighted_impurity(v / s if s != 1.0 else v, code)
+    if s != 1.0:
+        out = out * s
     return float(out) if np.ndim(out) == 0 else out
 
 
 def partition_impurity(V, left, impurity: str = "gini") -> float:
-    """Impurity ``I(L) + I(R)`` of the binary partition of the rows of ``V`` given by the bool mask ``left``."""
-    V = np.asarray(V, dtype=float)
-    left = np.asarray(left, dtype=bool)
+    """Impurity ``I(L) + I(R)`` of the binary partition of the rows of ``V`` given by the bool mask ``left``
+    (a bool array, or 0/1 integers, of one entry per row)."""
+    code = IMPURITIES[impurity_code(impurity)]
+    V = check_counts(V, name="V", ndim=2)
+    raw = np.asarray(left)
+    if raw.dtype != bool:
+        if raw.dtype.kind not in "iu" or not np.isin(raw, (0, 1)).all():
+            raise ValueError(f"left must be a bool mask (or 0/1 integers); got {raw.dtype} values")
+    left = raw.astype(bool)
     if left.shape != (V.shape[0],):
         raise ValueError(f"left must be a bool mask of length {V.shape[0]}, got shape {left.shape}")
-    u_left = V[left].sum(axis=0)
-    u_right = V[~left].sum(axis=0)
-    return float(weighted_impurity(u_left, impurity) + weighted_impurity(u_right, impurity))
+    s = count_scale(V)
+    W = V / s if s != 1.0 else V
+    u_left = W[left].sum(axis=0)
+    u_right = W[~left].sum(axis=0)
+    out = _core_weighted_impurity(u_left, code) + _core_weighted_impurity(u_right, code)
+    return float(out * s)
 
 
 def split_directions_impurity(u, D, impurity: str = "gini") -> np.ndarray:

@@ -27,11 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from treebook.nominal.impurity import (
+    count_scale,
     entropy_table,
     impurity_code,
     partition_impurity,
     split_directions_impurity,
-    weighted_impurity,
+    weighted_impurity,  # noqa: F401  (public name of this module, see the package's __init__)
 )
 
 # The numba kernels live in ``kernels``; they stay importable from here under their old names.
@@ -44,6 +45,9 @@ from treebook.nominal.kernels import (
     _sweep_bd,
     _sweep_directions,
 )
+
+# the unchecked arithmetic of ``weighted_impurity``, for candidate rows built here from a validated table
+from treebook.tree.criteria import weighted_impurity as _weighted_impurity
 
 METHODS = (
     "hcc",
@@ -105,6 +109,8 @@ class Partition:
 
 
 def _check_with_sums(V):
+    if np.iscomplexobj(np.asarray(V)):
+        raise TypeError("V must be a real n x k contingency table; got complex values")
     try:
         arr = np.ascontiguousarray(V, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -254,7 +260,7 @@ def _pcext(W, crit):
     swap = pref - Vo[:-1] + Vo[1:]
     cand = np.concatenate([pref, swap], axis=0)
     code = ("gini", "entropy")[crit]
-    vals = weighted_impurity(cand, code) + weighted_impurity(tot - cand, code)
+    vals = _weighted_impurity(cand, code) + _weighted_impurity(tot - cand, code)
     b = int(np.argmin(vals))
     mask = np.zeros(n, dtype=bool)
     if b < n - 1:
@@ -329,7 +335,7 @@ def _pcext_counts(W, crit):
     cand[0::2] = pref
     cand[1::2] = pref - Go[:-1] + Go[1:]  # P_j - o_j + o_{j+1}
     code = ("gini", "entropy")[crit]
-    vals = weighted_impurity(cand, code) + weighted_impurity(tot - cand, code)
+    vals = _weighted_impurity(cand, code) + _weighted_impurity(tot - cand, code)
     b = int(np.argmin(vals))
     j = b // 2 + 1
     chosen = order[:j] if b % 2 == 0 else np.append(order[: j - 1], order[j])
@@ -442,6 +448,11 @@ def best_partition(V, method: str = "hcc", impurity: str = "gini") -> Partition:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     V, rs, cs = _check_with_sums(V)
+    # counts whose squares overflow: search the table divided by an exact power of two (the same partitions
+    # for Gini, whose impurity scales exactly), and scale the impurity back
+    scale = count_scale(V)
+    if scale != 1.0:
+        V, rs, cs = _check_with_sums(V / scale)
     if method == "breiman" and V.shape[1] != 2:
         raise ValueError(f"method='breiman' is exact only for k = 2 classes; this table has {V.shape[1]}")
     rows = rs > 0
@@ -457,7 +468,7 @@ def best_partition(V, method: str = "hcc", impurity: str = "gini") -> Partition:
         sub = _solve_clean(W, method, crit, cs[cols])
         left = np.zeros(n, dtype=bool)
         left[np.flatnonzero(rows)[sub]] = True
-    return Partition(left=left, impurity=float(_mask_impurity(V, left, crit)), method=method,
+    return Partition(left=left, impurity=float(_mask_impurity(V, left, crit)) * scale, method=method,
                      criterion=impurity.lower())
 
 

@@ -34,21 +34,30 @@ felipeamp/icml2018-real-datasets ``outputs/gini/experiment_config.json`` and
 
 from __future__ import annotations
 
-import numbers
+import warnings
 from functools import partial
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy import stats
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.nominal.partitions import MAX_EXHAUSTIVE_VALUES, METHODS, best_partition
 from treebook.tree import BaseTree, Candidate, SubsetSplit, best_threshold_split, grow_tree
+from treebook.tree.cart import GROWTH_CONSTRAINTS
 from treebook.tree.criteria import node_impurity_classification, one_hot
 from treebook.tree.structure import LEAF
-from treebook.validation import check_classification_targets
+from treebook.validation import (
+    check_classification_targets,
+    check_column_names,
+    check_y_given,
+    int_interval,
+    real_interval,
+)
 
 __all__ = ["AUTHORS_TREE_RULES", "NominalTreeClassifier", "chi2_independence_pvalue", "nominal_find_split"]
 
@@ -144,22 +153,6 @@ def nominal_find_split(X_node, S_node, features, min_samples_leaf, *, nominal_ma
     return best
 
 
-def _check_rule_params(est) -> None:
-    """Validate the optional tree rules of :class:`NominalTreeClassifier`."""
-    if not (est.prepruning is None or (isinstance(est.prepruning, str) and est.prepruning in PREPRUNING)):
-        raise ValueError(f"prepruning must be None or 'chi2', got {est.prepruning!r}")
-    alpha = est.chi2_alpha
-    if (isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(alpha)
-            or not 0.0 < alpha < 1.0):
-        raise ValueError(f"chi2_alpha must be a number in (0, 1), got {alpha!r}")
-    m = est.min_second_value_count
-    if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0):
-        raise ValueError(f"min_second_value_count must be None or a non-negative int, got {m!r}")
-    unseen = est.unseen
-    if not isinstance(unseen, str) or _UNSEEN_ALIASES.get(unseen, unseen) not in UNSEEN:
-        raise ValueError(f"unseen must be one of {UNSEEN} (or the former name 'majority'), got {unseen!r}")
-
-
 class NominalTreeClassifier(ClassifierMixin, BaseTree):
     """Classification tree with binary subset splits of nominal attributes (Laber, Molinaro & Pereira, 2018).
 
@@ -205,6 +198,17 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
     categories_ : dict feature index -> array of the training categories (code = position)
     """
 
+    _parameter_constraints = {
+        "splitter": [StrOptions(set(SPLITTERS))],
+        "criterion": [StrOptions({"gini", "entropy"})],
+        **GROWTH_CONSTRAINTS,
+        "nominal_features": [None, "array-like"],
+        "unseen": [StrOptions(set(UNSEEN) | set(_UNSEEN_ALIASES))],
+        "prepruning": [None, StrOptions({"chi2"})],
+        "chi2_alpha": [real_interval(0.0, 1.0, closed="neither")],
+        "min_second_value_count": [None, int_interval(0)],
+    }
+
     def __init__(self, splitter="hcc", criterion="gini", max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_impurity_decrease=0.0, nominal_features=None, unseen="larger_child", prepruning=None,
                  chi2_alpha=0.1, min_second_value_count=None):
@@ -243,25 +247,34 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
         return mask
 
     def _as_frame(self, X):
+        if sp.issparse(X):
+            raise TypeError("X is a sparse matrix, but dense data is required (sparse input is not supported); "
+                            "convert it with X.toarray()")
         if isinstance(X, pd.DataFrame):
             return X
         arr = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
         if arr.ndim != 2:
-            raise ValueError(f"X must be 2-D, got {arr.ndim}-D")
+            raise ValueError(f"X must be a 2-D array (n_samples, n_features); got {arr.ndim}-D, shape {arr.shape}. "
+                             "Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for "
+                             "one sample")
         return pd.DataFrame(arr, columns=list(range(arr.shape[1])))
 
     def _encode(self, X, fit: bool):
         df = self._as_frame(X)
         if df.shape[0] == 0:
-            raise ValueError("X has no samples")
+            raise ValueError(f"0 sample(s) (shape={df.shape}) while a minimum of 1 is required: X has no samples")
         if df.shape[1] == 0:
-            raise ValueError("X has no features")
+            raise ValueError(f"0 feature(s) (shape={df.shape}) while a minimum of 1 is required: X has no "
+                             "features")
         columns = list(df.columns)
         if fit:
             self.nominal_mask_ = self._nominal_columns(X, columns)
             self.categories_ = {}
-        elif len(columns) != self.n_features_in_:
-            raise ValueError(f"X has {len(columns)} features, but the tree was fitted with {self.n_features_in_}")
+        else:
+            check_column_names(X, getattr(self, "feature_names_in_", None), estimator=type(self).__name__)
+            if len(columns) != self.n_features_in_:
+                raise ValueError(f"X has {len(columns)} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input (the number seen at fit time)")
         out = np.empty(df.shape, dtype=float)
         for j, c in enumerate(columns):
             col = df[c]
@@ -270,7 +283,7 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
                 missing = pd.isna(col).to_numpy()
                 if fit:
                     if missing.any():
-                        raise ValueError(f"nominal column {c!r} has missing values at rows "
+                        raise ValueError(f"nominal column {c!r} of X has missing values at rows "
                                          f"{np.flatnonzero(missing)[:5].tolist()}; encode them as a category")
                     cats = pd.unique(values)
                     try:
@@ -284,31 +297,37 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
                 out[:, j] = codes  # -1 for a category not seen in training
             else:
                 try:
-                    vals = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
+                    num = pd.to_numeric(col, errors="raise")
                 except (TypeError, ValueError):
-                    raise ValueError(f"numeric column {c!r} holds non-numeric values; list it in "
-                                     "nominal_features or make it categorical") from None
+                    try:  # numpy's own message says which value failed
+                        np.asarray(col.to_numpy(), dtype=float)
+                        detail, kind = "", ValueError
+                    except (TypeError, ValueError) as exc:
+                        detail, kind = f" ({exc})", type(exc)
+                    raise kind(f"numeric column {c!r} of X holds non-numeric values{detail}; list it in "
+                               "nominal_features or make it categorical") from None
+                if np.iscomplexobj(num.to_numpy()):
+                    raise ValueError(f"Complex data not supported: numeric column {c!r} of X has complex values")
+                vals = num.to_numpy(dtype=float)
                 bad = ~np.isfinite(vals)
                 if bad.any():
-                    raise ValueError(f"numeric column {c!r} has NaN or infinite values at rows "
+                    raise ValueError(f"numeric column {c!r} of X has NaN or infinite values at rows "
                                      f"{np.flatnonzero(bad)[:5].tolist()}")
                 out[:, j] = vals
         return out
 
     # ------------------------------------------------------------------ API
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Grow the tree on ``X`` (DataFrame or array) and class labels ``y``."""
-        from treebook.tree.cart import check_growth_params
-
-        if self.splitter not in SPLITTERS:
-            raise ValueError(f"splitter must be one of {SPLITTERS}, got {self.splitter!r}")
-        if self.criterion not in ("gini", "entropy"):
-            raise ValueError(f"criterion must be 'gini' or 'entropy', got {self.criterion!r}")
-        _check_rule_params(self)
-        check_growth_params(self)
+        check_y_given(y, type(self).__name__)
         self._record_features(X)
         Xc = self._encode(X, fit=True)
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn("A column-vector y was passed when a 1d array was expected; it was flattened to shape "
+                          "(n_samples,)", DataConversionWarning, stacklevel=2)
+            y = y.ravel()
         if y.ndim != 1 or y.shape[0] != Xc.shape[0]:
             raise ValueError(f"y must be 1-D with {Xc.shape[0]} labels, got shape {y.shape}")
         if pd.isna(y).any():
@@ -384,6 +403,7 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
         return self.tree_.value[self._walk(Xc)[1]]
 
     def predict(self, X):
+        check_is_fitted(self, "tree_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def apply(self, X):

@@ -25,18 +25,47 @@ from functools import partial
 
 import numpy as np
 from numba import njit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_array, check_classification_targets, check_n_features, check_X_y
+from ..validation import (
+    RANDOM_STATE,
+    NumberInterval,
+    check_array,
+    check_classification_targets,
+    check_column_names,
+    check_n_features,
+    check_X_y,
+    feature_names_of,
+    int_interval,
+    real_interval,
+)
 from .criteria import check_criterion, node_impurity_classification, one_hot
 from .export import export_text, plot_tree
 from .grow import best_threshold_split, grow_tree
 from .prune import check_ccp_alpha, prune_tree, pruning_path
 from .structure import Tree
 
-__all__ = ["BaseTree", "CARTClassifier", "CARTRegressor", "ccp_node_costs", "check_growth_params"]
+__all__ = ["BaseTree", "CARTClassifier", "CARTRegressor", "GROWTH_CONSTRAINTS", "ccp_node_costs",
+           "check_growth_params"]
+
+#: scikit-learn ``_parameter_constraints`` of the growth hyper-parameters shared by the tree estimators.
+GROWTH_CONSTRAINTS = {
+    "max_depth": [int_interval(0), None],
+    "min_samples_split": [int_interval(2)],
+    "min_samples_leaf": [int_interval(1)],
+    "min_impurity_decrease": [real_interval(0)],
+}
+
+#: ``max_features`` as :func:`_resolve_max_features` reads it.
+MAX_FEATURES_CONSTRAINT = [None, int_interval(1), NumberInterval(RealNotInt, 0, 1, closed="right"),
+                           StrOptions({"sqrt", "log2"})]
+
+#: Largest ``n * max|y|`` for which the squared-error sums of a regression tree cannot overflow
+#: (the split search forms ``(sum y)^2``).
+MAX_TARGET_SPAN = 1e150
 
 
 def check_growth_params(est) -> None:
@@ -49,7 +78,7 @@ def check_growth_params(est) -> None:
     if not isinstance(est.min_samples_leaf, (int, np.integer)) or est.min_samples_leaf < 1:
         raise ValueError(f"min_samples_leaf must be an int >= 1; got {est.min_samples_leaf!r}")
     mid = getattr(est, "min_impurity_decrease", 0.0)
-    if mid < 0:
+    if not mid >= 0:  # NaN fails this comparison too
         raise ValueError(f"min_impurity_decrease must be >= 0; got {mid!r}")
 
 
@@ -152,6 +181,7 @@ class BaseTree(BaseEstimator):
 
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self, "tree_")
+        check_column_names(X, getattr(self, "feature_names_in_", None), estimator=type(self).__name__)
         X = check_array(X)
         check_n_features(X, self.n_features_in_, estimator=type(self).__name__)
         return X
@@ -199,8 +229,13 @@ class BaseTree(BaseEstimator):
         return self
 
     def _record_features(self, X) -> None:
-        if hasattr(X, "columns"):
-            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        """Record the column names of a DataFrame ``X`` as ``feature_names_in_`` (forgotten when refit on
+        data without names); ``predict`` then refuses a DataFrame whose columns differ or are reordered."""
+        names = feature_names_of(X)
+        if names is not None:
+            self.feature_names_in_ = names
+        else:
+            self.__dict__.pop("feature_names_in_", None)
 
 
 class _CostComplexityPruning:
@@ -247,6 +282,14 @@ class CARTClassifier(_CostComplexityPruning, ClassifierMixin, BaseTree):
         0 (the default) prunes nothing.
     """
 
+    _parameter_constraints = {
+        "criterion": [StrOptions({"gini", "entropy"})],
+        **GROWTH_CONSTRAINTS,
+        "max_features": MAX_FEATURES_CONSTRAINT,
+        "random_state": RANDOM_STATE,
+        "ccp_alpha": [real_interval(0)],
+    }
+
     def __init__(self, criterion="gini", max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_impurity_decrease=0.0, max_features=None, random_state=None, ccp_alpha=0.0):
         self.criterion = criterion
@@ -258,11 +301,9 @@ class CARTClassifier(_CostComplexityPruning, ClassifierMixin, BaseTree):
         self.random_state = random_state
         self.ccp_alpha = ccp_alpha
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Grow the tree on ``X`` and class labels ``y``, then prune it at ``ccp_alpha``."""
-        check_criterion(self.criterion)
-        check_growth_params(self)
-        check_ccp_alpha(self.ccp_alpha)
         self._record_features(X)
         X, y = check_X_y(X, y)
         self.classes_, y_enc = check_classification_targets(y)
@@ -291,6 +332,8 @@ class CARTRegressor(_CostComplexityPruning, RegressorMixin, BaseTree):
     node's share of the samples times its mean squared error).
     """
 
+    _parameter_constraints = {**CARTClassifier._parameter_constraints, "criterion": [StrOptions({"mse"})]}
+
     def __init__(self, criterion="mse", max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_impurity_decrease=0.0, max_features=None, random_state=None, ccp_alpha=0.0):
         self.criterion = criterion
@@ -307,14 +350,20 @@ class CARTRegressor(_CostComplexityPruning, RegressorMixin, BaseTree):
         tags.target_tags.multi_output = True
         return tags
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Grow the tree on ``X`` and targets ``y`` ((n,) or (n, q)), then prune it at ``ccp_alpha``."""
-        check_criterion(self.criterion, ("mse",))
-        check_growth_params(self)
-        check_ccp_alpha(self.ccp_alpha)
+        """Grow the tree on ``X`` and targets ``y`` ((n,) or (n, q)), then prune it at ``ccp_alpha``.
+
+        Targets so large that their squared-error sums would overflow (``n * max|y|`` above
+        :data:`MAX_TARGET_SPAN`) are refused: rescale them first."""
         self._record_features(X)
         multi = y is not None and np.asarray(y).ndim == 2
         X, y = check_X_y(X, y, y_numeric=True, multi_output=multi)
+        span = float(np.abs(y).max()) * y.shape[0]
+        if span > MAX_TARGET_SPAN:
+            raise ValueError(f"y has values up to {np.abs(y).max():.3g}: with {y.shape[0]} samples the "
+                             f"squared-error sums of the split search overflow; divide y by a constant "
+                             f"(n * max|y| must stay below {MAX_TARGET_SPAN:g})")
         self.n_features_in_ = X.shape[1]
         self._multi = y.ndim == 2
         y2 = y.reshape(y.shape[0], -1)
