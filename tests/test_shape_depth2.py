@@ -9,6 +9,9 @@ from treebook.shape import LiteratiSearch, exhaustive_optimum
 from treebook.shape.depth2 import best_depth2_all, depth2_gap_bound, sub_orders
 from treebook.shape.literati import spec_objective
 
+#: run a search until it proves optimality (tiny instances): no wall-clock limit, so no dependence on load
+PROVE = {"time_limit": None, "max_expansions": 10**6}
+
 
 def _data(rng, n_lo=2, n_hi=14, p_hi=4, C_hi=4, levels=5):
     n, p, C = int(rng.integers(n_lo, n_hi)), int(rng.integers(1, p_hi)), int(rng.integers(2, C_hi))
@@ -107,7 +110,7 @@ def test_similarity_search_proves_the_exhaustive_optimum(depth):
         opt = exhaustive_optimum(X, y, max_depth=depth, max_breakpoints=1, lam=lam)
         for sim in (True, False):
             s = LiteratiSearch(X, y, C, max_depth=depth, max_breakpoints=1, lam=lam, candidates="all",
-                               similarity=sim, batch=2).run(time_limit=60)
+                               similarity=sim, batch=2).run(**PROVE)
             assert s.root.solved and s.root.upper == pytest.approx(opt, abs=1e-9)
             assert spec_objective(s.tree_spec(), y, C, lam, 0.0) == pytest.approx(opt, abs=1e-9)
 
@@ -118,9 +121,9 @@ def test_similarity_depth3_real_data_matches_the_plain_search_and_bounds_are_mon
     X, y = load_shape_dataset("raisin")
     y = np.unique(y, return_inverse=True)[1]
     idx = np.random.default_rng(0).choice(y.size, 50, replace=False)
-    fast = LiteratiSearch(X[idx], y[idx], 2, max_depth=3, max_breakpoints=1, candidates="all").run(60)
+    fast = LiteratiSearch(X[idx], y[idx], 2, max_depth=3, max_breakpoints=1, candidates="all").run(**PROVE)
     slow = LiteratiSearch(X[idx], y[idx], 2, max_depth=3, max_breakpoints=1, candidates="all",
-                          similarity=False).run(120)
+                          similarity=False).run(time_limit=None, max_expansions=10**7)
     assert fast.root.solved and slow.root.solved and fast.root.upper == slow.root.upper
     tr = np.array(fast.trace)
     assert np.all(np.diff(tr[:, 1]) <= 1e-9) and np.all(np.diff(tr[:, 2]) >= -1e-9) and np.all(tr[:, 2] <= tr[:, 1])

@@ -12,6 +12,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from treebook.shape import LiteratiClassifier, LiteratiSearch, best_shape_1d, exhaustive_optimum
 from treebook.shape.literati import spec_objective
 
+#: run a search until it proves optimality (tiny instances): no wall-clock limit, so no dependence on load
+PROVE = {"time_limit": None, "max_expansions": 10**6}
+
 
 def _tiny(rng, n_max=16):
     n = int(rng.integers(6, n_max))
@@ -39,7 +42,7 @@ def test_proved_optimum_equals_exhaustive(mode, exact_depth1):
         opt = exhaustive_optimum(X, y, max_depth=D, max_breakpoints=K, lam=lam, alpha=alpha,
                                  candidates=mode, cart_leaves=(4, 3))
         s = LiteratiSearch(X, y, C, max_depth=D, max_breakpoints=K, lam=lam, alpha=alpha, candidates=mode,
-                           cart_leaves=(4, 3), exact_depth1=exact_depth1, batch=2).run(time_limit=30)
+                           cart_leaves=(4, 3), exact_depth1=exact_depth1, batch=2).run(**PROVE)
         assert s.root.solved
         assert s.root.upper == pytest.approx(opt, abs=1e-9)
         # the returned tree realises the proved objective
@@ -53,7 +56,7 @@ def test_k3_depth2_equals_exhaustive():
         lam, alpha = float(rng.choice([0.0, 1.0])), float(rng.choice([0.0, 0.5]))
         opt = exhaustive_optimum(X, y, max_depth=2, max_breakpoints=3, lam=lam, alpha=alpha)
         s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=3, lam=lam, alpha=alpha, candidates="all",
-                           exact_depth1=False).run(time_limit=30)
+                           exact_depth1=False).run(**PROVE)
         assert s.root.solved and s.root.upper == pytest.approx(opt, abs=1e-9)
 
 
@@ -66,7 +69,7 @@ def test_ablation_variants_reach_the_same_optimum(heuristic, and_rule):
         X, y, C = _tiny(rng)
         opt = exhaustive_optimum(X, y, max_depth=2, max_breakpoints=2, lam=0.5, alpha=0.5, candidates="all")
         s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=2, lam=0.5, alpha=0.5, candidates="all",
-                           heuristic=heuristic, and_rule=and_rule, exact_depth1=False).run(time_limit=30)
+                           heuristic=heuristic, and_rule=and_rule, exact_depth1=False).run(**PROVE)
         assert s.root.solved and s.root.upper == pytest.approx(opt, abs=1e-9)
 
 
@@ -91,7 +94,7 @@ def test_more_breakpoints_never_worse_proposition3():
         vals = []
         for K in (1, 2, 3):
             s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=K, lam=1.0, alpha=0.5,
-                               candidates="cart", cart_leaves=(6, 4)).run(time_limit=30)
+                               candidates="cart", cart_leaves=(6, 4)).run(**PROVE)
             assert s.root.solved
             vals.append(s.root.upper)
         assert vals[1] <= vals[0] + 1e-9 and vals[2] <= vals[1] + 1e-9
