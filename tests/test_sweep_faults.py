@@ -207,6 +207,10 @@ def test_a_sweep_killed_mid_run_resumes_without_losing_or_repeating_points(point
                for p in points[1:])
     first = _run_dir(out, points[0]) / "result.json"
     first.write_text(first.read_text()[: len(first.read_text()) // 2])
+    # the killed workers' kernels run in sessions of their own and outlive the kill by up to a second (each
+    # polls its parent every second and exits once it is gone); opening the gate before they are gone
+    # would let an orphan finish its point
+    time.sleep(3)
     gate.unlink()
 
     messages = []
