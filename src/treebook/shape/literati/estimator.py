@@ -37,7 +37,9 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         ``None``: no time limit (then ``max_expansions`` must be set).
     max_expansions : int or None
         Budget of expanded states (warm start and seeding included).  With ``time_limit=None`` the search is
-        deterministic: two fits with the same parameters give the same tree on any machine.
+        deterministic: two fits with the same parameters give the same tree on any machine.  The first
+        incumbents (the greedy CART tree over every midpoint, the warm start's tree) are always inserted
+        whole, so a budget smaller than the states on their paths is exceeded by those states.
     candidates : {"cart", "all"}
         Adaptive local-CART thresholds (``cart_leaves[level]`` = ``B_d``) or every midpoint; over every
         midpoint the greedy CART tree is the first incumbent (:func:`cart_spec`).
