@@ -13,6 +13,7 @@ from treebook.interval.experiments import (
     MinErrorConstantRegressor,
     MMITGridSearchCV,
     authors_fold_ids,
+    cart_grid_search_nested,
     cross_validate_methods,
     make_methods,
     margin_grid,
@@ -21,6 +22,7 @@ from treebook.interval.experiments import (
     paper_param_grid,
     paper_protocol_summary,
 )
+from treebook.interval.baselines import IntervalCARTRegressor
 from treebook.interval.metrics import interval_mse_scorer
 from treebook.interval.simulate import simulated_dataset
 from treebook.interval.tree import MMITRegressor
@@ -94,6 +96,29 @@ def test_mmit_grid_search_is_unpruned_and_matches_a_plain_grid_search():
     assert best.max_depth == nested.best_params_["max_depth"]
     np.testing.assert_allclose(nested.predict(X), MMITRegressor(loss="squared", **nested.best_params_).fit(X, y)
                                .predict(X))
+
+
+@pytest.mark.parametrize("kind, seed", [("abs", 2), ("sin", 5), ("ties", 0)])
+def test_nested_interval_cart_search_is_gridsearchcv_to_the_last_bit(kind, seed):
+    if kind == "ties":
+        # few distinct feature values and repeated intervals: equal split costs across features and equal
+        # candidate scores (the deeper depths never split further)
+        rng = np.random.default_rng(seed)
+        X = rng.integers(0, 3, size=(60, 4)).astype(float)
+        lo = rng.integers(0, 3, size=60).astype(float)
+        y = np.column_stack([np.where(rng.random(60) < 0.2, -np.inf, lo), lo + rng.integers(1, 3, size=60)])
+    else:
+        X, y, _ = simulated_dataset(kind, n_samples=80, n_features=3, random_state=seed)
+    grid = {"margin": margin_grid(y, 3).tolist(), "max_depth": [1, 2, 3, 4, 6, 30],
+            "min_samples_split": min_samples_split_grid(60, 3)}
+    cv = KFold(4, shuffle=True, random_state=42)
+    sk = GridSearchCV(IntervalCARTRegressor(), grid, scoring=interval_mse_scorer, cv=cv).fit(X, y)
+    est, params, mean = cart_grid_search_nested(X, y, grid, cv)
+    np.testing.assert_array_equal(mean, sk.cv_results_["mean_test_score"])
+    assert params == sk.best_params_
+    np.testing.assert_array_equal(est.predict(X), sk.best_estimator_.predict(X))
+    if kind == "ties":
+        assert np.unique(mean).size < mean.size  # the tie rule was exercised
 
 
 def test_mmit_grid_search_breaks_ties_by_the_smaller_tree():

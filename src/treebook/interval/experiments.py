@@ -78,6 +78,7 @@ __all__ = [
     "min_samples_split_grid",
     "paper_param_grid",
     "MMITGridSearchCV",
+    "cart_grid_search_nested",
     "MinErrorConstantRegressor",
     "l1_linear_paper",
     "l1_linear_lp",
@@ -321,6 +322,43 @@ class MMITGridSearchCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
         return self
 
 
+def cart_grid_search_nested(X, y, param_grid, cv):
+    """scikit-learn's ``GridSearchCV(IntervalCARTRegressor(), param_grid, scoring=interval_mse_scorer,
+    cv=cv, refit=True)``, with one tree grown per (margin, min_samples_split, fold) to the largest
+    ``max_depth`` and scored cut at every depth of the grid.
+
+    The selection is GridSearchCV's: candidates in ``ParameterGrid`` order (margin slowest, then
+    ``max_depth``, then ``min_samples_split``), each scored by ``np.average`` over the folds of minus the
+    interval MSE on the held-out part, the first best mean wins, and the winner is refit on all the data.
+    The core's greedy tree (no feature sampling, no random tie-breaking) grown to depth ``d`` is the
+    deeper tree cut at ``d``, and an internal node holds the value it would predict as a leaf, so the
+    scores -- and the chosen candidate -- are GridSearchCV's to the last bit (``tests/test_interval_paper.py``
+    compares the two); ``len(max_depth)`` times fewer trees are grown.
+
+    Returns ``(best_estimator, best_params, mean_test_score)`` (the scores in ``ParameterGrid`` order).
+    """
+    X, y = check_X_intervals(X, y)
+    grid = check_param_grid(param_grid, {"margin", "max_depth", "min_samples_split"})
+    margins = list(grid.get("margin", [0.0]))
+    depths = [None if d is None else int(d) for d in grid.get("max_depth", [None])]
+    splits = list(grid.get("min_samples_split", [2]))
+    deepest = None if any(d is None for d in depths) else max(depths)
+    folds = list(cv.split(X, y))
+    scores = np.zeros((len(margins), len(depths), len(splits), len(folds)))
+    for i, m in enumerate(margins):
+        for k, s in enumerate(splits):
+            for f, (tr, te) in enumerate(folds):
+                est = IntervalCARTRegressor(margin=m, max_depth=deepest, min_samples_split=s).fit(X[tr], y[tr])
+                pred = _predict_at_depths(est.tree_model_, X[te], depths) * est.y_scale_
+                for j in range(len(depths)):
+                    scores[i, j, k, f] = -interval_mse(y[te], pred[j])
+    mean = np.average(scores.reshape(-1, len(folds)), axis=1)
+    best = int(np.argmax(mean))
+    i, j, k = np.unravel_index(best, (len(margins), len(depths), len(splits)))
+    params = {"margin": margins[i], "max_depth": depths[j], "min_samples_split": splits[k]}
+    return IntervalCARTRegressor(**params).fit(X, y), params, mean
+
+
 # ----------------------------------------------------------------------------------------------
 # the constant and L1-Linear baselines as the authors run them
 
@@ -358,7 +396,8 @@ def paper_methods(*, n_margins=20, n_min_samples_split=10, max_depths=AUTHORS_MA
     - ``"Interval-CART"`` (``cart``): scikit-learn ``GridSearchCV`` of
       :class:`~treebook.interval.baselines.IntervalCARTRegressor` over ``n_margins`` margins (0 prepended
       only if ``cart_zero_margin``; the authors' has none), the same depths and split sizes, the same
-      inner folds and criterion.
+      inner folds and criterion; with ``nested_depths`` through :func:`cart_grid_search_nested` (the same
+      scores and choice, one tree per margin, split size and fold).
     - ``"L1-Linear"``: :func:`l1_linear_paper` (no outer grid search); ``"L1-LP"``: the book's first one,
       ``GridSearchCV`` of :func:`l1_linear_lp` over ``l1_lp_penalties`` with margin 0 and the same inner
       folds, selected by the interval MSE. ``l1``: ``"paper"`` (``"auto"`` is the same), ``"lp"``,
@@ -400,6 +439,9 @@ def paper_methods(*, n_margins=20, n_min_samples_split=10, max_depths=AUTHORS_MA
         return fit
 
     def fit_cart(X, y):
+        if nested_depths:
+            est, params, _ = cart_grid_search_nested(X, y, cart_grid(X, y), inner)
+            return est, params
         gs = GridSearchCV(IntervalCARTRegressor(), cart_grid(X, y), scoring=interval_mse_scorer, cv=inner)
         gs.fit(X, y)
         return gs.best_estimator_, gs.best_params_
