@@ -7,6 +7,7 @@ import pytest
 from sklearn.model_selection import GridSearchCV, KFold
 
 from treebook.interval import experiments
+from treebook.interval.baselines import IntervalCARTRegressor
 from treebook.interval.experiments import (
     AUTHORS_MAX_DEPTHS,
     AUTHORS_PROTOCOL,
@@ -22,7 +23,6 @@ from treebook.interval.experiments import (
     paper_param_grid,
     paper_protocol_summary,
 )
-from treebook.interval.baselines import IntervalCARTRegressor
 from treebook.interval.metrics import interval_mse_scorer
 from treebook.interval.simulate import simulated_dataset
 from treebook.interval.tree import MMITRegressor

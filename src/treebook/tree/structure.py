@@ -2,8 +2,9 @@
 
 Like scikit-learn's ``tree_``, a :class:`Tree` is a set of parallel node arrays. Node 0 is the
 root; ``children_left[i] == children_right[i] == -1`` marks a leaf. What an internal node tests is
-a :class:`~treebook.tree.splits.Split` object in ``splits[i]``; because every split kind routes a
-whole matrix at once, prediction is numpy work done once per node, never a loop over samples.
+a :class:`~treebook.tree.splits.Split` object in ``splits[i]``. A tree whose internal nodes are all
+threshold splits is routed by a compiled loop over the rows (:mod:`treebook.tree.routing`); any other
+tree is routed node by node, each split kind sending a whole matrix at once.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .routing import apply_thresholds, threshold_paths
 from .splits import Split, ThresholdSplit
 
 __all__ = ["Tree", "TreeBuilder", "LEAF"]
@@ -100,9 +102,45 @@ class Tree:
             stack.append((self.children_right[node], idx[right]))
             stack.append((self.children_left[node], idx[~right]))
 
+    def _packed_thresholds(self):
+        """``(left, right, feature, threshold)`` when every internal node is a :class:`ThresholdSplit`
+        (computed once per tree), else ``None``."""
+        packed = self.__dict__.get("_packed")
+        if packed is None:
+            internal = self.children_left != LEAF
+            if all(type(self.splits[i]) is ThresholdSplit for i in np.flatnonzero(internal)):
+                feature = np.zeros(self.n_nodes, dtype=np.intp)
+                threshold = np.zeros(self.n_nodes, dtype=np.float64)
+                for i in np.flatnonzero(internal):
+                    feature[i] = self.splits[i].feature
+                    threshold[i] = self.splits[i].threshold
+                ids = np.arange(self.n_nodes)
+                ordered = bool(np.all(self.children_left[internal] > ids[internal])
+                               and np.all(self.children_right[internal] > ids[internal]))
+                packed = (np.ascontiguousarray(self.children_left), np.ascontiguousarray(self.children_right),
+                          feature, threshold, ordered)
+            else:
+                packed = False
+            self._packed = packed
+        return packed or None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_packed", None)
+        return state
+
+    def _compiled(self, X):
+        packed = self._packed_thresholds() if self.n_nodes else None
+        X = np.asarray(X)
+        if packed is None or X.ndim != 2 or X.dtype.kind not in "biuf":
+            return None, X
+        return packed, X
+
     def apply(self, X) -> np.ndarray:
         """Leaf id reached by each row of ``X``."""
-        X = np.asarray(X)
+        packed, X = self._compiled(X)
+        if packed is not None:
+            return apply_thresholds(X, *packed[:4])
         out = np.full(X.shape[0], -1, dtype=np.intp)
         for node, idx in self._traverse(X):
             if self.children_left[node] == LEAF:
@@ -115,7 +153,14 @@ class Tree:
 
     def decision_path(self, X) -> sp.csr_matrix:
         """Sparse indicator (n_samples x n_nodes) of the nodes each row passes through."""
-        X = np.asarray(X)
+        packed, X = self._compiled(X)
+        if packed is not None:
+            indptr, indices = threshold_paths(X, *packed[:4])
+            m = sp.csr_matrix((np.ones(indices.size, dtype=np.int8), indices, indptr),
+                              shape=(X.shape[0], self.n_nodes))
+            if not packed[4]:
+                m.sort_indices()
+            return m
         rows, cols = [], []
         for node, idx in self._traverse(X):
             rows.append(idx)
