@@ -1,0 +1,83 @@
+"""The presorted CART growth against the vectorised per-node search it replaces: the same trees, bit for bit."""
+
+from functools import partial
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treebook.tree import CARTClassifier, CARTRegressor
+from treebook.tree.cart import _class_fractions, _mean, _node_impurity_mse, _threshold_search
+from treebook.tree.criteria import node_impurity_classification, one_hot
+from treebook.tree.grow import grow_tree
+from treebook.tree.presorted import grow_presorted, presorted_supports
+
+
+def same_tree(a, b):
+    assert a.n_nodes == b.n_nodes
+    for name in ("children_left", "children_right", "parent", "n_node_samples", "depth"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_array_equal(a.value, b.value)
+    np.testing.assert_array_equal(a.impurity, b.impurity)
+    np.testing.assert_array_equal(a.feature, b.feature)
+    np.testing.assert_array_equal(a.threshold, b.threshold)
+
+
+def both(X, stats, criterion, leaf_value, node_impurity, **growth):
+    reference = grow_tree(X, stats, find_split=partial(_threshold_search, criterion=criterion),
+                          leaf_value=leaf_value, node_impurity=node_impurity, **growth)
+    fast = grow_presorted(X, stats, criterion=criterion, leaf_value=leaf_value, node_impurity=node_impurity,
+                          **growth)
+    return reference, fast
+
+
+growth_params = dict(max_depth=st.one_of(st.none(), st.integers(0, 6)), min_samples_split=st.integers(2, 8),
+                     min_samples_leaf=st.integers(1, 4), min_impurity_decrease=st.sampled_from([0.0, 0.0, 0.01]),
+                     max_features=st.one_of(st.none(), st.integers(1, 3)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 80), p=st.integers(1, 4), k=st.sampled_from([2, 3, 9]),
+       levels=st.sampled_from([2, 3, 50]), **growth_params)
+def test_gini_trees_are_the_vectorised_search_trees(seed, n, p, k, levels, **growth):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, p)) * rng.choice([1.0, 1e-8, 0.3])  # ties, cuts closer than 1e-7
+    onehot = one_hot(rng.integers(0, k, size=n), k)
+    imp = partial(node_impurity_classification, criterion="gini")
+    same_tree(*both(X, onehot, "gini", _class_fractions, imp, random_state=seed, **growth))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 80), p=st.integers(1, 4), q=st.sampled_from([1, 2, 9]),
+       levels=st.sampled_from([2, 5, 1000]), **growth_params)
+def test_squared_error_trees_are_the_vectorised_search_trees(seed, n, p, q, levels, **growth):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, p)).astype(float)
+    y = rng.normal(size=(n, q)) * rng.choice([1.0, 1e6, 1e-6])
+    if seed % 3 == 0:
+        y = np.round(y)  # equal targets: equal costs across features and cuts
+    same_tree(*both(X, y, "mse", _mean, _node_impurity_mse, random_state=seed, **growth))
+
+
+def test_estimators_grow_the_same_trees_on_larger_data():
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(3000, 6)), 1)
+    y_cls = (X[:, 0] + X[:, 1] ** 2 + rng.normal(scale=0.5, size=3000) > 0.5).astype(int)
+    y_reg = np.sin(X[:, 0]) + X[:, 2] + rng.normal(scale=0.3, size=3000)
+    onehot = one_hot(y_cls, 2)
+    imp = partial(node_impurity_classification, criterion="gini")
+    same_tree(*both(X, onehot, "gini", _class_fractions, imp))
+    same_tree(*both(X, y_reg[:, None], "mse", _mean, _node_impurity_mse, min_samples_leaf=3))
+    clf = CARTClassifier().fit(X, y_cls)
+    same_tree(clf.tree_, both(X, onehot, "gini", _class_fractions, imp)[0])
+    reg = CARTRegressor(max_depth=9).fit(X, y_reg)
+    same_tree(reg.tree_, both(X, y_reg[:, None], "mse", _mean, _node_impurity_mse, max_depth=9)[0])
+
+
+def test_which_criteria_are_presorted():
+    assert presorted_supports("gini", 2) and presorted_supports("mse", 3)
+    assert not presorted_supports("entropy", 2) and not presorted_supports("gini", 129)
+    with pytest.raises(ValueError, match="gini"):
+        grow_presorted(np.zeros((4, 1)), np.zeros((4, 2)), criterion="entropy", leaf_value=_class_fractions,
+                       node_impurity=lambda y: 0.0)
