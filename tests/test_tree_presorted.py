@@ -75,6 +75,18 @@ def test_estimators_grow_the_same_trees_on_larger_data():
     same_tree(reg.tree_, both(X, y_reg[:, None], "mse", _mean, _node_impurity_mse, max_depth=9)[0])
 
 
+def test_node_sums_over_many_rows_are_numpys():
+    # numpy adds the rows of a many-row statistics matrix in blocks of its buffer size: the node sums must
+    # still be its sums, bit for bit
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40_000, 2))
+    y = rng.normal(size=(40_000, 2)) * 1e4
+    same_tree(*both(X, y, "mse", _mean, _node_impurity_mse, max_depth=3))
+    onehot = one_hot(rng.integers(0, 3, size=40_000), 3)
+    imp = partial(node_impurity_classification, criterion="gini")
+    same_tree(*both(X, onehot, "gini", _class_fractions, imp, max_depth=3))
+
+
 def test_which_criteria_are_presorted():
     assert presorted_supports("gini", 2) and presorted_supports("mse", 3)
     assert not presorted_supports("entropy", 2) and not presorted_supports("gini", 129)

@@ -82,7 +82,7 @@ def check_array(
     if np.iscomplexobj(raw):
         raise ValueError(f"Complex data not supported: {name} has complex values")
     try:
-        arr = raw.astype(dtype) if raw.dtype != object else np.array(raw.tolist(), dtype=dtype)
+        arr = raw.astype(dtype, copy=False) if raw.dtype != object else np.array(raw.tolist(), dtype=dtype)
     except TypeError as exc:
         raise TypeError(f"{name} must be numeric: {exc}") from None
     except ValueError as exc:

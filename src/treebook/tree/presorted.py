@@ -64,10 +64,33 @@ def _np_sum(v, k):
 
 
 @njit(cache=True)
-def _best_split(Xt, order, start, end, st, total, feats, min_samples_leaf, crit, feature_threshold):
-    """First (feature, cut) of least children's cost over ``feats``; ``(-1, -1, inf)`` without a valid cut."""
+def _node_total(S, idx, crit):
+    """The node's statistics summed over its samples in row order -- numpy's ``st[idx].sum(axis=0)`` of
+    the vectorised search, which adds the rows of an array of two or more columns one after another."""
+    if crit == _MSE:
+        q = S.shape[1]
+        total = np.zeros(2 * q)
+        for j in range(idx.size):
+            for o in range(q):
+                v = S[idx[j], o]
+                total[2 * o] += v
+                total[2 * o + 1] += v * v
+        return total
+    k = S.shape[1]
+    total = np.zeros(k)
+    for j in range(idx.size):
+        for c in range(k):
+            total[c] += S[idx[j], c]
+    return total
+
+
+@njit(cache=True)
+def _best_split(X, order, start, end, S, total, feats, min_samples_leaf, crit, feature_threshold):
+    """First (feature, cut) of least children's cost over ``feats``; ``(-1, -1, inf)`` without a valid cut.
+
+    ``S``: one-hot classes (Gini) or targets (squared error, whose squares are formed here)."""
     m = end - start
-    k = st.shape[1]
+    k = total.size
     q = k // 2
     left = np.empty(k)
     terms = np.empty(k)
@@ -80,11 +103,17 @@ def _best_split(Xt, order, start, end, st, total, feats, min_samples_leaf, crit,
             left[c] = 0.0
         for pos in range(m - 1):
             i = order[f, start + pos]
-            for c in range(k):
-                left[c] += st[i, c]
+            if crit == _MSE:
+                for o in range(q):
+                    v = S[i, o]
+                    left[2 * o] += v
+                    left[2 * o + 1] += v * v
+            else:
+                for c in range(k):
+                    left[c] += S[i, c]
             if pos < min_samples_leaf - 1 or pos >= m - min_samples_leaf:
                 continue
-            if not Xt[f, order[f, start + pos + 1]] > Xt[f, i] + feature_threshold:
+            if not X[order[f, start + pos + 1], f] > X[i, f] + feature_threshold:
                 continue
             nl = pos + 1.0
             nr = m - nl
@@ -110,6 +139,18 @@ def _best_split(Xt, order, start, end, st, total, feats, min_samples_leaf, crit,
                 best_f = f
                 best_pos = pos
     return best_f, best_pos, best_cost
+
+
+@njit(cache=True)
+def _route_right(X, idx, f, threshold, goes_right):
+    """``goes_right[i] = X[i, f] > threshold`` for the node's samples; the number that go right."""
+    n_right = 0
+    for j in range(idx.size):
+        i = idx[j]
+        r = X[i, f] > threshold
+        goes_right[i] = r
+        n_right += r
+    return n_right
 
 
 @njit(cache=True)
@@ -143,29 +184,25 @@ def grow_presorted(X, stats, *, criterion: str, leaf_value, node_impurity, max_d
     The growth parameters, the node order (depth first, left child first), the stopping rules, the
     per-node feature draw of ``max_features`` and the tree are those of ``grow_tree``.
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = np.ascontiguousarray(X, dtype=np.float64)  # no copy of a C-ordered float matrix
     n_total, p = X.shape
     stats = np.asarray(stats, dtype=np.float64)
     if criterion == "mse":
-        y = stats.reshape(n_total, -1)
-        st = np.empty((n_total, 2 * y.shape[1]))
-        st[:, 0::2] = y
-        st[:, 1::2] = y * y
+        S = stats.reshape(n_total, -1)
         crit = _MSE
     elif criterion == "gini":
-        st = stats
+        S = stats
         crit = _GINI
     else:
         raise ValueError(f"the presorted growth serves 'gini' and 'mse'; got {criterion!r}")
-    st = np.ascontiguousarray(st)
+    S = np.ascontiguousarray(S)
     rng = check_random_state(random_state)
     depth_limit = np.inf if max_depth is None else max_depth
     all_features = np.arange(p)
-    Xt = np.ascontiguousarray(X.T)
     index = np.int32 if n_total < 2**31 - 1 else np.int64
     order = np.empty((p + 1, n_total), dtype=index)
     for f in range(p):
-        order[f] = np.argsort(Xt[f], kind="stable")
+        order[f] = np.argsort(X[:, f], kind="stable")
     order[p] = np.arange(n_total)
     goes_right = np.zeros(n_total, dtype=np.bool_)
     buf = np.empty(n_total, dtype=index)
@@ -176,7 +213,8 @@ def grow_presorted(X, stats, *, criterion: str, leaf_value, node_impurity, max_d
     while stack:
         start, end, parent, is_right = stack.pop()
         idx = order[p, start:end]
-        y_node = stats[idx]
+        # the root's rows are all rows in order: the statistics themselves, not a copy (same values, layout)
+        y_node = stats if (end - start == n_total and stats.flags.c_contiguous) else stats[idx]
         n = end - start
         imp = float(node_impurity(y_node))
         node = builder.add_node(leaf_value(y_node), n, imp, parent=parent, is_right=is_right)
@@ -188,26 +226,24 @@ def grow_presorted(X, stats, *, criterion: str, leaf_value, node_impurity, max_d
             feats = all_features
         else:
             feats = np.sort(rng.choice(p, size=max_features, replace=False))
-        total = st[idx].sum(axis=0)
-        f, pos, cost = _best_split(Xt, order, start, end, st, total, np.asarray(feats, dtype=np.intp),
+        total = _node_total(S, idx, crit)
+        f, pos, cost = _best_split(X, order, start, end, S, total, np.asarray(feats, dtype=np.intp),
                                    int(min_samples_leaf), crit, FEATURE_THRESHOLD)
         if f < 0:
             continue
-        lo = Xt[f, order[f, start + pos]]
-        hi = Xt[f, order[f, start + pos + 1]]
+        lo = X[order[f, start + pos], f]
+        hi = X[order[f, start + pos + 1], f]
         thr = lo / 2.0 + hi / 2.0
         if thr == hi or not np.isfinite(thr):
             thr = lo
         thr = float(thr)
-        right = Xt[f, idx] > thr
-        n_right = int(right.sum())
+        n_right = int(_route_right(X, idx, f, thr, goes_right))
         if n_right == 0 or n_right == n:
             continue
         improvement = (imp * n - float(cost)) / n_total
         if improvement + _EPSILON < min_impurity_decrease:
             continue
         builder.set_split(node, ThresholdSplit(int(f), thr))
-        goes_right[idx] = right
         _partition(order, start, end, goes_right, buf)
         n_left = n - n_right
         stack.append((start + n_left, end, node, True))
