@@ -17,6 +17,26 @@ from .specs import cart_spec, spec_to_tree
 
 __all__ = ["LiteratiClassifier"]
 
+#: search settings whose compiled kernels this process has already loaded (see ``_load_compiled_code``)
+_LOADED: set = set()
+
+
+def _load_compiled_code(X, y_enc, n_classes, max_breakpoints, options) -> None:
+    """Run the search once on a few rows of the data (at most 20 per class, depth at most 3, 10 expansions)
+    so that numba has compiled its kernels or read them from its cache before a time limit starts to run:
+    the first fit in a fresh process would otherwise spend part of its budget loading code. Once per
+    process and setting; the throwaway search does not touch the estimator."""
+    key = (max_breakpoints, options["candidates"], options["exact_depth1"], options["similarity"],
+           options["heuristic"], X.dtype.str, y_enc.dtype.str)
+    if key in _LOADED:
+        return
+    rows = np.concatenate([np.flatnonzero(y_enc == c)[:20] for c in range(n_classes)])
+    small = {**options, "max_depth": min(int(options["max_depth"]), 3)}
+    for k in sorted({1, int(max_breakpoints)}):
+        LiteratiSearch(X[rows], y_enc[rows], n_classes, max_breakpoints=k, **small).run(
+            time_limit=None, max_expansions=10)
+    _LOADED.add(key)
+
 
 class LiteratiClassifier(ClassifierMixin, BaseTree):
     """Anytime optimal shape generalized tree (Literati, AO* over the incremental AND/OR graph).
@@ -34,7 +54,9 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         Per-node and per-breakpoint penalties, in misclassified training samples (``0, 0`` = errors only).
     time_limit : float or None
         Seconds; the best tree found so far is returned when it expires (and on ``KeyboardInterrupt``).
-        ``None``: no time limit (then ``max_expansions`` must be set).
+        ``None``: no time limit (then ``max_expansions`` must be set). The clock starts after the compiled
+        kernels are loaded: the first time-limited fit of a setting in a process first runs a 10-expansion
+        search on a few rows, so that numba's compilation or cache loading is not charged to the budget.
     max_expansions : int or None
         Budget of expanded states (warm start and seeding included).  With ``time_limit=None`` the search is
         deterministic: two fits with the same parameters give the same tree on any machine.  The first
@@ -145,8 +167,10 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
                        cart_leaves=cart_leaves, heuristic=self.heuristic, and_rule=self.and_rule,
                        exact_depth1=self.exact_depth1, similarity=self.similarity, cache_size=self.cache_size,
                        random_state=self._seed())
-        search = LiteratiSearch(X, y_enc, self.n_classes_, max_breakpoints=self.max_breakpoints, **options)
         time_limit, budget = self.time_limit, self.max_expansions
+        if time_limit is not None:
+            _load_compiled_code(X, y_enc, self.n_classes_, self.max_breakpoints, options)
+        search = LiteratiSearch(X, y_enc, self.n_classes_, max_breakpoints=self.max_breakpoints, **options)
         spent, spent_expansions, warm = 0.0, 0, None
         # over every midpoint the greedy CART tree is a K = 1 tree of the search space: the first incumbent
         seed_tree = cart_spec(X, y_enc, self.max_depth) if self.candidates == "all" and self.max_depth else None
