@@ -325,8 +325,10 @@ class CARTClassifier(_CostComplexityPruning, ClassifierMixin, BaseTree):
         return self.tree_.predict(X)
 
     def predict(self, X) -> np.ndarray:
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        """The most frequent training class of the leaf each sample reaches (the first on a tie, as
+        ``argmax`` of :meth:`predict_proba`), looked up per leaf rather than per sample."""
+        X = self._validate_X_predict(X)
+        return self.classes_[np.argmax(self.tree_.value, axis=1)][self.tree_.apply(X)]
 
 
 class CARTRegressor(_CostComplexityPruning, RegressorMixin, BaseTree):
@@ -377,5 +379,5 @@ class CARTRegressor(_CostComplexityPruning, RegressorMixin, BaseTree):
 
     def predict(self, X) -> np.ndarray:
         X = self._validate_X_predict(X)
-        out = self.tree_.predict(X)
-        return out if self._multi else out[:, 0]
+        leaves = self.tree_.apply(X)
+        return self.tree_.value[leaves] if self._multi else self.tree_.value[:, 0][leaves]
