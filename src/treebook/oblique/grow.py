@@ -1,17 +1,35 @@
-"""Growing one oblique regression tree: HHCART (Householder reflections) and RandCART (random rotation).
+"""Growing one oblique regression tree: HHCART (Householder reflections) and RandCART (random rotations).
 
 A grown tree is returned as plain arrays (:class:`TreeArrays`); every internal node holds a hyperplane
 ``w . x >= b`` (True = right child), in the coordinates the tree was grown in.
 
-HHCART (Wickramarachchi et al. 2016, regression variant with the MSE criterion): at a node with
-samples ``X_n`` a unit direction ``d`` is estimated from ``X_n`` (``direction=``), the Householder matrix
-``H = I - 2 u u^T`` with ``u = (e_k - d) / ||e_k - d||`` maps ``e_k`` onto ``d``; the best axis-parallel split
-of ``X_n`` competes with the best axis-parallel split of the reflected data ``X_n H``. A split on column ``j``
-of ``X_n H`` is the hyperplane with normal ``H e_j = e_j - 2 u_j u``: a unit vector plus a multiple of ``d``.
+HHCART (Wickramarachchi et al. 2016, regression variant): at a node with samples ``X_n`` a 1-D direction
+``d`` is estimated from ``X_n`` (``direction=``), and a Householder matrix ``H = I - 2 u u^T`` with
+``u = (e_i - d) / ||e_i - d||`` reflects the data; the best axis-parallel split of ``X_n`` competes with the
+best axis-parallel split of the reflected data ``X_n H`` (the reflected one wins only if strictly better).
+A split on column ``j`` of ``X_n H`` is the hyperplane with normal ``H e_j = e_j - 2 u_j u``: a unit vector,
+a multiple of ``e_i`` and a multiple of ``d``.
 
-RandCART (Blaser & Fryzlewicz 2016): one random orthogonal matrix ``Q`` per tree (QR of a Gaussian
-matrix, signs fixed by ``diag(R)`` so ``Q`` is Haar distributed); CART on ``X Q``; a split on column ``j`` is the
-hyperplane with normal ``Q e_j``.
+The basis vector ``e_i`` (``householder=``):
+
+* ``"farthest"`` — the OF-AE authors' choice (``modules/HHCART.py`` of their code): ``i = argmax_i
+  ||e_i - d||``, with ``d`` the estimator's component as scikit-learn returns it (unit length for PCA and
+  TruncatedSVD; *not* normalised for FastICA, FactorAnalysis and the Gaussian random projection, whose
+  components have the data's or the projection's scale), and no reflection when every ``||e_i - d||`` is
+  at most ``tau = 1e-4``. For a unit ``d`` this is ``argmin_i d_i``, so ``H e_i = d``; for a non-unit ``d``
+  the reflection is still orthogonal but maps ``e_i`` onto ``d`` only up to scale and angle. The sign of a
+  PCA/SVD component follows scikit-learn 1.1 (the authors' version): the sample with the largest
+  ``|score|`` has a positive score.
+* ``"largest"`` — our earlier choice: ``d`` normalised, ``i = argmax_i |d_i|`` with the sign of ``d`` fixed
+  so that ``d_i > 0``; then ``H e_i = d`` as well.
+
+RandCART (Blaser & Fryzlewicz 2016): a random orthogonal matrix ``Q`` (QR of a Gaussian matrix, signs
+fixed by ``diag(R)`` so ``Q`` is Haar distributed); CART on ``X Q``; a split on column ``j`` is the
+hyperplane with normal ``Q e_j``. ``rotation="per_node"`` draws a new ``Q`` at every node, as the OF-AE
+authors' ``modules/RandCART.py`` does; ``"per_tree"`` draws one per tree (Blaser & Fryzlewicz's
+random-rotation ensembles). The authors' RandCART also turns a node into a leaf when a child of its split
+would hold at most ``min_samples = 2`` samples; that check is not reproduced here (``min_samples_leaf``
+bounds the children instead, before the split is chosen).
 """
 
 from __future__ import annotations
@@ -22,7 +40,8 @@ import numpy as np
 
 from treebook.oblique.splits import best_column_split
 
-__all__ = ["DIRECTIONS", "TreeArrays", "grow_oblique_tree", "node_direction", "random_rotation"]
+__all__ = ["DIRECTIONS", "HOUSEHOLDER", "TreeArrays", "grow_oblique_tree", "node_direction",
+           "random_rotation"]
 
 DIRECTIONS = ("pca", "svd", "ica", "fa", "grp")
 
@@ -87,16 +106,28 @@ def _top_right_singular(A):
     return v
 
 
-def node_direction(Xn, direction, rng):
-    """Unit 1-D direction of the node's data (``n_components = 1``), or None if degenerate.
+def _svd_sign(v, A):
+    """``v`` with the sign scikit-learn 1.1's ``svd_flip`` gives a component: the row of ``A`` (the data
+    the component was computed from, centred for PCA) with the largest ``|A v|`` has a positive score."""
+    scores = A @ v
+    k = int(np.argmax(np.abs(scores)))
+    return -v if scores[k] < 0 else v
+
+
+def node_direction(Xn, direction, rng, normalise=True):
+    """1-D direction of the node's data (``n_components = 1``), or None if degenerate.
 
     ``pca``: first principal axis; ``svd``: TruncatedSVD (no centring); ``ica``: FastICA unmixing row;
-    ``fa``: FactorAnalysis loading; ``grp``: Gaussian random projection row.
+    ``fa``: FactorAnalysis loading; ``grp``: Gaussian random projection row (i.i.d. N(0, 1) entries, as
+    scikit-learn's with one component). With ``normalise=False`` the vector keeps the scale of
+    scikit-learn's ``components_[0]`` (unit for PCA and SVD), as the OF-AE authors use it; the signs of PCA
+    and SVD components follow scikit-learn 1.1 (see :func:`_svd_sign`).
     """
     if direction == "pca":
-        v = _top_right_singular(Xn - Xn.mean(axis=0))
+        Xc = Xn - Xn.mean(axis=0)
+        v = _svd_sign(_top_right_singular(Xc), Xc)
     elif direction == "svd":
-        v = _top_right_singular(Xn)
+        v = _svd_sign(_top_right_singular(Xn), Xn)
     elif direction == "grp":
         v = rng.standard_normal(Xn.shape[1])
     elif direction in ("ica", "fa"):
@@ -108,7 +139,7 @@ def node_direction(Xn, direction, rng):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if direction == "ica":
-                m = FastICA(n_components=1, random_state=seed, max_iter=200, whiten="unit-variance")
+                m = FastICA(n_components=1, random_state=seed, max_iter=200, whiten="arbitrary-variance")
             else:
                 m = FactorAnalysis(n_components=1, random_state=seed)
             try:
@@ -121,36 +152,56 @@ def node_direction(Xn, direction, rng):
     nv = np.linalg.norm(v)
     if not np.isfinite(nv) or nv < 1e-12:
         return None
-    return v / nv
+    return v / nv if normalise else v
 
 
-def _householder_u(d):
-    """``u`` with ``(I - 2uu^T) e_k = d`` for ``k = argmax |d|`` (sign of ``d`` fixed so ``d_k > 0``)."""
-    k = int(np.argmax(np.abs(d)))
-    if d[k] < 0:
-        d = -d
+#: the authors' ``tau``: no reflection when every ``||e_i - d||`` is at most this
+HOUSEHOLDER_TAU = 1e-4
+HOUSEHOLDER = ("farthest", "largest")
+
+
+def _householder_u(d, rule="largest"):
+    """``(u, d, i)`` with ``H = I - 2uu^T`` and basis index ``i`` (see the module docstring), or
+    ``(None, d, -1)`` when no reflection is made. ``"largest"`` flips ``d`` so that ``d_i > 0``."""
+    if rule == "farthest":
+        dist = np.sqrt(np.maximum(2.0 - 2.0 * d + d @ d - 1.0, 0.0))  # ||e_i - d||, every i
+        if not (dist > HOUSEHOLDER_TAU).any():
+            return None, d, -1
+        i = int(np.argmax(dist))
+    elif rule == "largest":
+        i = int(np.argmax(np.abs(d)))
+        if d[i] < 0:
+            d = -d
+    else:
+        raise ValueError(f"householder must be one of {HOUSEHOLDER}, got {rule!r}")
     v = -d.copy()
-    v[k] += 1.0
+    v[i] += 1.0
     nv = np.linalg.norm(v)
     if nv < 1e-12:
-        return None, d
-    return v / nv, d
+        return None, d, -1
+    return v / nv, d, i
 
 
 def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
-                      split_rule="best", rotation=None, rng=None):
-    """Grow one regression tree (MSE) with oblique splits; see the module docstring.
+                      split_rule="mean", rotation="per_node", householder="farthest", rng=None):
+    """Grow one regression tree with oblique splits; see the module docstring.
 
-    ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (plain CART) or ``"random"`` (a random feature
-    and a uniform threshold in the node's range, as RandomTreesEmbedding). For RandCART, ``rotation`` is the
-    tree's orthogonal matrix (drawn from ``rng`` if None).
+    ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (CART) or ``"random"`` (a random feature and a
+    uniform threshold in the node's range, as RandomTreesEmbedding). ``split_rule`` is the split search of
+    :func:`treebook.oblique.splits.best_column_split` (``"mean"``: the OF-AE authors'; ``"best"``: CART's).
+    For RandCART, ``rotation`` is ``"per_node"`` (a new random rotation at every node, the authors'),
+    ``"per_tree"`` (one drawn for the tree) or a ``q x q`` orthogonal matrix used for the whole tree.
+    ``householder`` picks HHCART's basis vector (``"farthest"``: the authors'; ``"largest"``).
     """
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     n, q = X.shape
-    if kind == "randcart" and rotation is None:
-        rotation = random_rotation(q, rng)
+    per_node = isinstance(rotation, str) and rotation == "per_node"
+    if kind == "randcart" and isinstance(rotation, str):
+        if rotation not in ("per_node", "per_tree"):
+            raise ValueError(f"rotation must be 'per_node', 'per_tree' or a matrix, got {rotation!r}")
+        rotation = None if per_node else random_rotation(q, rng)
     max_depth = np.inf if max_depth is None else max_depth
     left, right, W, D, bias, value, nsamp, imp, depth = [], [], [], [], [], [], [], [], []
     beta = []
@@ -190,12 +241,13 @@ def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_
         elif kind == "axis":
             Z = Xn
         elif kind == "randcart":
-            Z = Xn @ rotation
+            rot = random_rotation(q, rng) if per_node else rotation
+            Z = Xn @ rot
         elif kind == "hhcart":
-            d = node_direction(Xn, direction, rng)
+            d = node_direction(Xn, direction, rng, normalise=householder != "farthest")
             u = None
             if d is not None:
-                u, d = _householder_u(d)
+                u, d, i_basis = _householder_u(d, householder)
             if u is None:
                 Z, d = Xn, None
             else:
@@ -212,16 +264,17 @@ def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_
             w[j] = 1.0
             d_used = np.zeros(q)
         elif kind == "randcart":
-            w = rotation[:, j].copy()
+            w = rot[:, j].copy()
             d_used = np.zeros(q)
         else:
             jj = j - q
             w = -2.0 * u[jj] * u
             w[jj] += 1.0
             d_used = d
-            # H e_jj = e_jj - 2 u_jj (e_k - d) / ||e_k - d||: the coefficient of d is 2 u_jj / ||e_k - d||
-            k = int(np.argmax(np.abs(d)))
-            beta[node] = 2.0 * u[jj] / np.sqrt(max(2.0 * (1.0 - d[k]), 1e-300))
+            # H e_jj = e_jj - 2 u_jj (e_i - d) / ||e_i - d||: the coefficient of d is 2 u_jj / ||e_i - d||
+            e_minus_d = -d.copy()
+            e_minus_d[i_basis] += 1.0
+            beta[node] = 2.0 * u[jj] / max(float(np.linalg.norm(e_minus_d)), 1e-300)
         # route with the stored hyperplane itself so that training samples and apply() agree exactly
         go_right = Xn @ w >= thr
         if go_right.all() or not go_right.any():
