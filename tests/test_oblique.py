@@ -71,6 +71,16 @@ def test_mean_rule_uses_column_means():
     assert t == pytest.approx(Z[:, j].mean())
 
 
+def test_mean_rule_ignores_columns_constant_up_to_rounding():
+    rng = np.random.default_rng(2)
+    y = rng.uniform(size=40)
+    noise = 1e-38 * rng.normal(size=40)  # a reflected copy of a constant pixel
+    assert best_column_split(np.c_[noise, np.full(40, 3.0)], y, 1, rule="mean") is None
+    Z = np.c_[noise, 5 * rng.integers(0, 2, size=40) + noise]
+    j, t, _ = best_column_split(Z, y, 1, rule="mean")
+    assert j == 1 and 0.1 < t < 4.9
+
+
 def _brute_mean_split(Z, y, msl):
     """The authors' MeanSegmentor with their impurity, one column at a time."""
     best = None

@@ -77,6 +77,7 @@ def mnist_split(n_train=100, n_test=10, resize=None, random_state=0):
 
         X = np.stack([sk_resize(im.reshape(28, 28), (resize, resize), preserve_range=True, anti_aliasing=True)
                       .ravel() for im in X[np.concatenate([train, test])]])
+        X = np.clip(X, 0.0, 255.0)  # the anti-aliasing filter overshoots a little: keep the pixels in the box
         return X[:n_train], X[n_train:], y[train], y[test]
     return X[train], X[test], y[train], y[test]
 

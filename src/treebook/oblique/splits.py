@@ -29,7 +29,10 @@ def best_column_split(Z, y, min_samples_leaf=1, rule="best"):
         ``MeanSegmentor`` and ``MSE`` classes in ``modules/segmentor.py``): a single threshold per column,
         the column's mean over the node (``x < mean`` goes left), scored by the size-weighted standard
         deviation of the children's targets ``(n_L sd_L + n_R sd_R) / n`` — their impurity class is called
-        ``MSE`` but computes standard deviations, not variances. Ties go to the first column.
+        ``MSE`` but computes standard deviations, not variances. Ties go to the first column. A column whose
+        spread is below ``1e-12`` times the largest ``|Z|`` counts as constant and offers no split (their
+        code would split it by its rounding noise, e.g. a reflected copy of a pixel constant in the node,
+        and the decoder could then only return points on that split's boundary).
 
     Returns
     -------
@@ -60,6 +63,10 @@ def best_column_split(Z, y, min_samples_leaf=1, rule="best"):
             sd_l = np.sqrt(np.maximum(q_l, 0.0) / n_l)
             cost = (n_l * sd_l + n_r * sd_r) / n
         valid = (n_l >= min_samples_leaf) & (n_r >= min_samples_leaf)
+        # a column constant up to rounding (a reflected copy of a constant pixel carries ~1e-38 of noise)
+        # offers no split: the mean would separate the samples by their rounding errors alone
+        scale = float(np.abs(Z).max()) if Z.size else 0.0
+        valid &= (Z.max(axis=0) - Z.min(axis=0)) > 1e-12 * scale
         if not valid.any():
             return None
         cost = np.where(valid, cost, np.inf)
