@@ -595,3 +595,13 @@ def test_sklearn_api_clone_and_params():
     assert Z.shape == (30, 4) and np.issubdtype(Z.dtype, np.integer)
     with pytest.raises(ValueError, match="solver"):
         ObliqueForestEmbedding(solver="simplex").fit(X)
+
+
+def test_htru_study_decodes_every_row_with_both_trees():
+    from treebook.oblique.experiments import htru_trees_study
+
+    d = htru_trees_study(n_estimators=(2, 5), n_runs=2, n_train=30, n_test=4)
+    assert len(d) == 2 * 2 * 2 and set(d.tree) == {"hhcart", "randcart"}
+    assert (d.n_failed == 0).all() and (d.fraction_reencoded == 1.0).all() and (d.mse > 0).all()
+    again = htru_trees_study(n_estimators=(2, 5), n_runs=2, n_train=30, n_test=4)
+    assert np.array_equal(d.mse.to_numpy(), again.mse.to_numpy())  # seeded
