@@ -605,3 +605,25 @@ def test_htru_study_decodes_every_row_with_both_trees():
     assert (d.n_failed == 0).all() and (d.fraction_reencoded == 1.0).all() and (d.mse > 0).all()
     again = htru_trees_study(n_estimators=(2, 5), n_runs=2, n_train=30, n_test=4)
     assert np.array_equal(d.mse.to_numpy(), again.mse.to_numpy())  # seeded
+
+
+@pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
+def test_single_trees_are_core_trees(cls):
+    from treebook.oblique.grow import ObliqueSplit
+    from treebook.tree import Tree
+
+    X = _blobs(60, 4, seed=19)
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0])
+    reg = cls(max_depth=3, random_state=0).fit(X, y)
+    tree = reg.tree_
+    assert isinstance(tree, Tree) and all(isinstance(s, ObliqueSplit) for s in tree.splits if s is not None)
+    assert np.array_equal(tree.apply(X), reg.apply(X)) and np.allclose(tree.predict(X)[:, 0], reg.predict(X))
+    assert 1 <= reg.get_depth() <= 3 and reg.get_n_leaves() == tree.n_leaves == len(np.unique(reg.apply(X)))
+    leaves, counts = np.unique(tree.apply(X), return_counts=True)
+    assert np.array_equal(tree.n_node_samples[leaves], counts)
+    text = reg.export_text(feature_names=list("abcd"))
+    assert text.count("\n") >= reg.get_n_leaves() and "a" in text
+    for nd in np.flatnonzero(~tree.is_leaf):  # an HHCART normal is 2-sparse plus a multiple of its direction
+        s = tree.splits[nd]
+        if s.direction is not None:
+            assert np.count_nonzero(np.abs(s.weights - s.dir_coef * s.direction) > 1e-12) <= 2

@@ -11,7 +11,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.oblique.decode import SOLVERS
-from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, TreeArrays, grow_oblique_tree
+from treebook.oblique.grow import (
+    DIRECTIONS,
+    HOUSEHOLDER,
+    TreeArrays,
+    grow_oblique_core_tree,
+    grow_oblique_tree,
+    tree_arrays,
+)
 from treebook.validation import (
     check_array,
     check_feature_names,
@@ -390,18 +397,33 @@ class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
         check_magnitude(y, _Y_SUM_LIMIT / len(y), name="y", reason="squares of sums of the targets")
         check_feature_names(self, X, reset=True)
         rng = check_random_state(self.random_state)
-        self.tree_arrays_ = grow_oblique_tree(
+        self.tree_ = grow_oblique_core_tree(
             Xa, y, kind=self._kind, direction=getattr(self, "direction", "pca"), max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf, split_rule=self.split_rule,
             rotation=getattr(self, "rotation", "per_node"), householder=getattr(self, "householder", "farthest"),
             rng=rng)
+        self.tree_arrays_ = tree_arrays(self.tree_, Xa.shape[1])
         return self
 
-    @property
-    def tree_(self):
-        """The fitted tree as a :class:`treebook.tree.Tree` (``HyperplaneSplit`` nodes)."""
-        check_is_fitted(self, "tree_arrays_")
-        return _tree_to_core(self.tree_arrays_, np.arange(self.n_features_in_), self.n_features_in_)
+    def get_depth(self) -> int:
+        """Depth of the fitted tree (0 for a single leaf)."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    def export_text(self, feature_names=None, decimals: int = 3) -> str:
+        """The fitted tree as text (:func:`treebook.tree.export.export_text`); an oblique split shows its
+        largest weights."""
+        from treebook.tree.export import export_text
+
+        check_is_fitted(self, "tree_")
+        if feature_names is None and hasattr(self, "feature_names_in_"):
+            feature_names = list(self.feature_names_in_)
+        return export_text(self.tree_, feature_names=feature_names, decimals=decimals)
 
     def apply(self, X):
         """Leaf id of every row of ``X``."""
