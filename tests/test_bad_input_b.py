@@ -129,14 +129,18 @@ for name, (make, y, limit) in _estimators().items():
         params.update(n_estimators=[0, 2.0], max_samples=[0, 1.5, np.nan], max_features=[0, -0.1],
                       bootstrap=["no", 1], box=[(1, 0), "ab", (0, [1, 2]), (np.nan, 1), (0, "a")],
                       margin=[-1, np.nan, np.inf], progress=["yes"])
+        params.update(target=["each", None], on_infeasible=["ignore", True], split_rule=["median"])
     if name == "ObliqueForestEmbedding":
-        params.update(solver=["simplex"], n_jobs=[0, -1, "2"], direction=["nope"], tree=["nope"])
+        params.update(solver=["simplex"], n_jobs=[0, -1, "2"], direction=["nope"], tree=["nope"],
+                      rotation=["per_leaf", 1], householder=["argmax", None])
     if name == "EForestEmbedding":
-        params.update(tree=["hhcart"], point=["centre"])
+        params.update(tree=["hhcart"], point=["centre", "max"])
     if name in ("HHCARTRegressor", "RandCARTRegressor"):
         params.update(split_rule=["median"])
     if name == "HHCARTRegressor":
-        params.update(direction=["lda"])
+        params.update(direction=["lda"], householder=["argmax"])
+    if name == "RandCARTRegressor":
+        params.update(rotation=["per_leaf"])
     for pname, values in params.items():
         for v in values:
             case(f"{name}.param-{pname}={_label(v)}", lambda m=make, y=y, k=pname, v=v: _fit(m, y, X, **{k: v}), pname)

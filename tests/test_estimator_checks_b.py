@@ -17,12 +17,16 @@ from treebook.shape import ShapeCARTClassifier
 
 ESTIMATORS = [
     HHCARTRegressor(max_depth=2),
-    HHCARTRegressor(direction="grp", max_depth=2, split_rule="mean"),
+    HHCARTRegressor(direction="grp", max_depth=2, split_rule="best", householder="largest"),
     RandCARTRegressor(max_depth=4),
+    RandCARTRegressor(max_depth=3, rotation="per_tree", split_rule="best"),
     ObliqueForestEmbedding(n_estimators=3, max_depth=2),
     ObliqueForestEmbedding(tree="randcart", n_estimators=2, max_depth=2, max_features=0.5),
+    ObliqueForestEmbedding(n_estimators=2, max_depth=2, split_rule="best", target="per_tree",
+                           householder="largest"),
     EForestEmbedding(n_estimators=3, max_depth=2),
     EForestEmbedding(tree="axis", n_estimators=2, max_depth=2, point="l1"),
+    EForestEmbedding(n_estimators=2, max_depth=2, point="mid", target="per_tree"),
     ShapeCARTClassifier(max_depth=2, n_intervals=4),
 ]
 
@@ -48,7 +52,7 @@ def test_every_parameter_is_declared_and_validated(estimator):
 def test_eforest_params_are_complete_and_survive_clone():
     e = EForestEmbedding(n_estimators=2, max_depth=2, margin=0.25, split_rule="mean", tree="axis")
     assert {"margin", "split_rule"} <= set(e.get_params())
-    assert not {"direction", "solver", "n_jobs"} & set(e.get_params())  # MCR uses none of them
+    assert not {"direction", "solver", "n_jobs", "rotation", "householder"} & set(e.get_params())  # MCR: none
     c = clone(e.set_params(margin=0.5))
     assert c.get_params()["margin"] == 0.5 and c.get_params()["split_rule"] == "mean"
     X = np.random.default_rng(0).normal(size=(20, 3))

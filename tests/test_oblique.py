@@ -1,6 +1,7 @@
 """Oracle tests for chapter 4: oblique trees, the OF-AE encoder/decoder and the eForest baseline."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from treebook.oblique import (
     EForestEmbedding,
     HHCARTRegressor,
+    InfeasibleCodeWarning,
     ObliqueForestEmbedding,
     RandCARTRegressor,
     best_column_split,
@@ -69,19 +71,93 @@ def test_mean_rule_uses_column_means():
     assert t == pytest.approx(Z[:, j].mean())
 
 
+def test_mean_rule_ignores_columns_constant_up_to_rounding():
+    rng = np.random.default_rng(2)
+    y = rng.uniform(size=40)
+    noise = 1e-38 * rng.normal(size=40)  # a reflected copy of a constant pixel
+    assert best_column_split(np.c_[noise, np.full(40, 3.0)], y, 1, rule="mean") is None
+    Z = np.c_[noise, 5 * rng.integers(0, 2, size=40) + noise]
+    j, t, _ = best_column_split(Z, y, 1, rule="mean")
+    assert j == 1 and 0.1 < t < 4.9
+
+
+def _brute_mean_split(Z, y, msl):
+    """The authors' MeanSegmentor with their impurity, one column at a time."""
+    best = None
+    for j in range(Z.shape[1]):
+        m = np.mean(Z[:, j])
+        left, right = y[Z[:, j] < m], y[Z[:, j] >= m]
+        if len(left) < msl or len(right) < msl:
+            continue
+        imp = (len(left) * np.std(left) + len(right) * np.std(right)) / len(y)
+        if best is None or imp < best[2] - 1e-12:
+            best = (j, m, imp)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 14), st.integers(1, 5), st.integers(1, 3), st.integers(0, 10**6))
+def test_mean_rule_matches_the_authors_segmentor(n, q, msl, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.integers(0, 5, size=(n, q)).astype(float)
+    y = rng.uniform(size=n)
+    found = best_column_split(Z, y, msl, rule="mean")
+    brute = _brute_mean_split(Z, y, msl)
+    if brute is None:
+        assert found is None
+        return
+    j, t, cost = found
+    assert cost == pytest.approx(brute[2], abs=1e-9)
+    left, right = y[Z[:, j] < t], y[Z[:, j] >= t]
+    assert (len(left) * np.std(left) + len(right) * np.std(right)) / n == pytest.approx(brute[2], abs=1e-9)
+
+
 # ---------------------------------------------------------------- reflections and rotations
 @settings(max_examples=30, deadline=None)
-@given(st.integers(2, 8), st.integers(0, 10**6))
-def test_householder_maps_axis_onto_direction(p, seed):
+@given(st.integers(2, 8), st.integers(0, 10**6), st.sampled_from(["farthest", "largest"]))
+def test_householder_maps_axis_onto_direction(p, seed, rule):
     rng = np.random.default_rng(seed)
     d = rng.normal(size=p)
     d /= np.linalg.norm(d)
-    u, d2 = _householder_u(d)
-    k = int(np.argmax(np.abs(d)))
+    u, d2, i = _householder_u(d, rule)
     H = np.eye(p) - 2 * np.outer(u, u)
-    assert np.allclose(H @ H, np.eye(p), atol=1e-10)
-    assert np.allclose(H[:, k], d2, atol=1e-10)
-    assert np.allclose(np.abs(d2), np.abs(d))
+    assert np.allclose(H @ H, np.eye(p), atol=1e-10) and np.allclose(H, H.T)
+    assert np.allclose(H[:, i], d2, atol=1e-10)  # H e_i = d
+    if rule == "farthest":  # the authors' choice: the basis vector farthest from d, d as given
+        assert np.array_equal(d2, d)
+        assert i == int(np.argmax([np.linalg.norm(np.eye(p)[k] - d) for k in range(p)]))
+    else:
+        assert i == int(np.argmax(np.abs(d))) and d2[i] > 0 and np.allclose(np.abs(d2), np.abs(d))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 8), st.integers(0, 10**6), st.floats(0.01, 50))
+def test_householder_farthest_with_an_unnormalised_component(p, seed, scale):
+    """FastICA, FactorAnalysis and the random projection give components of any length; the authors
+    reflect with ``u = (e_i - d) / ||e_i - d||`` all the same: ``H`` stays a reflection."""
+    d = np.random.default_rng(seed).normal(size=p)
+    d *= scale / np.linalg.norm(d)
+    u, d2, i = _householder_u(d, "farthest")
+    H = np.eye(p) - 2 * np.outer(u, u)
+    assert np.allclose(H @ H, np.eye(p), atol=1e-9)
+    dist = [np.linalg.norm(np.eye(p)[k] - d) for k in range(p)]
+    assert i == int(np.argmax(dist))
+    v = np.eye(p)[i] - d
+    assert np.allclose(u, v / np.linalg.norm(v))
+
+
+def test_householder_skips_a_direction_equal_to_every_basis_vector():
+    u, _, i = _householder_u(np.array([1.0]), "farthest")  # ||e_0 - d|| = 0 <= tau
+    assert u is None and i == -1
+
+
+def test_pca_direction_sign_follows_scikit_learn_svd_flip():
+    X = _blobs(40, 5, seed=3)
+    d = node_direction(X, "pca", np.random.default_rng(0))
+    scores = (X - X.mean(0)) @ d
+    assert scores[np.argmax(np.abs(scores))] > 0
+    raw = node_direction(X * 7.0, "fa", np.random.default_rng(0), normalise=False)
+    assert np.linalg.norm(raw) > 2.0  # FactorAnalysis loadings keep the data's scale
 
 
 def test_random_rotation_is_orthogonal_and_seeded():
@@ -300,16 +376,114 @@ def test_hand_made_forest_closed_form():
 def test_infeasible_code_is_reported_with_fallback():
     # x1 >= 5 and x1 < 3 cannot both hold
     f = _hand_forest([(np.array([1.0, 0.0]), 5.0), (np.array([1.0, 0.0]), 3.0)], 2, box=(-10, 10))
-    R, info = f.inverse_transform(np.array([[2, 1], [1, 1]]), return_info=True)
+    with pytest.warns(InfeasibleCodeWarning, match=r"1 of 2 codes .*rows 0 \(infeasible\)"):
+        R, info = f.inverse_transform(np.array([[2, 1], [1, 1]]), return_info=True)
     assert info["status"][0] == "infeasible" and info["n_failed"] == 1
+    assert info["infeasible"].tolist() == [True, False] and f.infeasible_rows_.tolist() == [0]
     assert np.allclose(R[0], 0.0)
     assert info["status"][1] == "optimal"
+    f.set_params(on_infeasible="raise")
+    with pytest.raises(ValueError, match=r"rows 0 \(infeasible\)"):
+        f.inverse_transform(np.array([[2, 1], [1, 1]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a feasible code decodes without a warning
+        f.inverse_transform(np.array([[1, 1]]))
+    assert f.infeasible_rows_.tolist() == []
+
+
+def _max_slack(A, b, lo, hi):
+    """Oracle: the largest ``t`` with ``A x >= b + t`` (rows normalised) inside the box, by scipy's LP."""
+    from scipy.optimize import linprog
+
+    nrm = np.linalg.norm(A, axis=1)
+    An, bn = A / nrm[:, None], b / nrm
+    p = A.shape[1]
+    res = linprog(np.r_[np.zeros(p), -1.0], A_ub=np.c_[-An, np.ones(len(bn))], b_ub=-bn,
+                  bounds=[(lo[j], hi[j]) for j in range(p)] + [(None, 1.0)], method="highs")
+    assert res.status == 0
+    return -res.fun
+
+
+@pytest.mark.parametrize("tree", ["hhcart", "randcart"])
+def test_every_leaf_combination_of_three_trees(tree):
+    """All 4 x 4 x 4 leaf combinations of three depth-2 trees: the infeasible ones are reported (and only
+    they: the slack oracle decides), the feasible ones decode to a point satisfying every path inequality
+    that re-encodes to the combination."""
+    X = _blobs(80, 2, seed=13)
+    box = (X.min(0) - 1, X.max(0) + 1)
+    f = ObliqueForestEmbedding(tree=tree, n_estimators=3, max_depth=2, box=box, random_state=4).fit(X)
+    leaves = [np.flatnonzero(f.is_leaf_[r:r + m]) for r, m in zip(f.roots_, f.n_nodes_)]
+    assert [len(v) for v in leaves] == [4, 4, 4]
+    combos = np.array(list(itertools.product(*leaves)))
+    with pytest.warns(InfeasibleCodeWarning):
+        R, info = f.inverse_transform(combos, return_info=True)
+    lo, hi = f._box
+    slack = np.array([_max_slack(*f.path_system(c), lo, hi) for c in combos])
+    assert not np.any(np.abs(slack) < 1e-9)  # no combination on the edge of feasibility
+    assert np.array_equal(info["infeasible"], slack < 0)
+    assert f.infeasible_rows_.tolist() == np.flatnonzero(slack < 0).tolist()
+    assert 0 < info["n_failed"] < len(combos)
+    feasible = ~info["infeasible"]
+    for c, x in zip(combos[feasible], R[feasible]):
+        A, b = f.path_system(c)
+        assert np.all(A @ x >= b - 1e-7) and np.all((lo <= x + 1e-9) & (x <= hi + 1e-9))
+    assert np.array_equal(f.transform(R[feasible]), combos[feasible])
+    # every combination that a sample of the box reaches is feasible
+    grid = np.random.default_rng(0).uniform(lo, hi, size=(4000, 2))
+    hit = {tuple(c) for c in f.transform(grid)}
+    assert all(feasible[i] for i, c in enumerate(map(tuple, combos)) if c in hit)
+
+
+def test_codes_of_another_model_are_refused():
+    X = _blobs(60, 4, seed=14)
+    a = ObliqueForestEmbedding(n_estimators=3, max_depth=2, random_state=0).fit(X)
+    b = ObliqueForestEmbedding(n_estimators=4, max_depth=4, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="another model"):
+        a.inverse_transform(b.transform(X[:2]))  # 4 trees, not 3
+    deep = b.transform(X)[:, :3]
+    bad = deep[np.any(deep >= a.n_nodes_[None, :], axis=1)]
+    assert len(bad)
+    with pytest.raises(ValueError, match="outside their tree.*another model"):
+        a.inverse_transform(bad[:1])
+
+
+# ---------------------------------------------------------------- the authors' forest
+def test_shared_target_is_one_draw_for_the_ensemble():
+    X = _blobs(40, 3, seed=15)
+    kw = dict(tree="axis", n_estimators=4, max_depth=2, bootstrap=False, random_state=0)
+    shared = ObliqueForestEmbedding(target="shared", **kw).fit(X)
+    roots = [t.value[0] for t in shared.tree_arrays_]  # every tree sees the same target on the same rows
+    assert np.allclose(roots, roots[0])
+    assert len({t.weights.tobytes() for t in shared.tree_arrays_}) == 1  # and so grows the same CART tree
+    own = ObliqueForestEmbedding(target="per_tree", **kw).fit(X)
+    assert len({round(t.value[0], 12) for t in own.tree_arrays_}) == 4
+
+
+@pytest.mark.parametrize("rotation", ["per_node", "per_tree"])
+def test_randcart_rotation_per_node_or_per_tree(rotation):
+    X = _blobs(200, 4, seed=16)
+    f = ObliqueForestEmbedding(tree="randcart", rotation=rotation, n_estimators=3, max_depth=3,
+                               random_state=0).fit(X)
+    for t in f.tree_arrays_:
+        W = t.weights[t.left >= 0]
+        assert len(W) >= 3 and np.allclose(np.linalg.norm(W, axis=1), 1.0)
+        G = np.abs(W @ W.T)
+        columns_of_one_q = np.all(np.isclose(G, 0, atol=1e-9) | np.isclose(G, 1, atol=1e-9))
+        assert columns_of_one_q == (rotation == "per_tree")
+
+
+def test_feature_and_sample_counts_round_down_like_bagging():
+    X = _blobs(30, 10, seed=17)
+    f = ObliqueForestEmbedding(n_estimators=2, max_depth=1, max_features=0.75, max_samples=0.55,
+                               random_state=0).fit(X)
+    assert all(len(s) == 7 for s in f.feature_subsets_)  # floor(7.5)
+    assert all(t.n_samples[0] == 16 for t in f.tree_arrays_)  # floor(16.5)
 
 
 # ---------------------------------------------------------------- eForest / MCR
 def test_mcr_decodes_lie_in_path_boxes_and_reencode():
     X = _blobs(80, 5, seed=6)
-    f = EForestEmbedding(n_estimators=15, max_depth=6, random_state=0).fit(X[:60])
+    f = EForestEmbedding(n_estimators=15, max_depth=6, point="mid", random_state=0).fit(X[:60])
     codes = f.transform(X[60:])
     lower, upper = mcr_bounds(f, codes)
     R = f.inverse_transform(codes)
@@ -319,6 +493,41 @@ def test_mcr_decodes_lie_in_path_boxes_and_reencode():
     for i in range(len(R)):
         A, b = f.path_system(codes[i])
         assert np.all(A @ R[i] >= b - 1e-9)
+
+
+def test_eforest_minimal_decode_is_the_largest_lower_bound():
+    """eForest's own decoder, checked against the trees' paths walked one by one."""
+    X = _blobs(80, 5, seed=6)
+    f = EForestEmbedding(n_estimators=12, max_depth=4, random_state=0).fit(X[:60])
+    assert f.point == "minimal"
+    codes = f.transform(X[60:])
+    R, info = f.inverse_transform(codes, return_info=True)
+    trees = f.estimators_
+    for i in range(len(R)):
+        lower = [[] for _ in range(5)]
+        for t, tree in enumerate(trees):
+            for node, went_right in tree.path_to(int(codes[i, t])):
+                s_ = tree.splits[node]
+                k = int(np.argmax(np.abs(s_.weights)))
+                if went_right == (s_.weights[k] > 0):
+                    lower[k].append(s_.bias / s_.weights[k])
+        expect = [max(v) if v else 0.0 for v in lower]
+        assert np.allclose(R[i], expect, rtol=0, atol=1e-12)
+    assert info["n_failed"] == 0  # codes of real samples are feasible
+
+
+def test_eforest_n_failed_counts_rows():
+    X = _blobs(60, 3, seed=18)
+    f = EForestEmbedding(n_estimators=3, max_depth=2, random_state=1).fit(X)
+    leaves = [np.flatnonzero(f.is_leaf_[r:r + m]) for r, m in zip(f.roots_, f.n_nodes_)]
+    combos = np.array(list(itertools.product(*leaves)))
+    with pytest.warns(InfeasibleCodeWarning):
+        _, info = f.inverse_transform(combos, return_info=True)
+    slack = np.array([_max_slack(*f.path_system(c), np.full(3, -1e6), np.full(3, 1e6)) for c in combos])
+    assert not np.any(np.abs(slack) < 1e-9)
+    assert np.array_equal(info["infeasible"], slack < 0)
+    assert info["n_failed"] == int((slack < 0).sum()) <= len(combos)
+    assert 0 < info["n_failed"]
 
 
 def test_mcr_l1_point_equals_lp_decode_for_axis_trees():
@@ -386,3 +595,35 @@ def test_sklearn_api_clone_and_params():
     assert Z.shape == (30, 4) and np.issubdtype(Z.dtype, np.integer)
     with pytest.raises(ValueError, match="solver"):
         ObliqueForestEmbedding(solver="simplex").fit(X)
+
+
+def test_htru_study_decodes_every_row_with_both_trees():
+    from treebook.oblique.experiments import htru_trees_study
+
+    d = htru_trees_study(n_estimators=(2, 5), n_runs=2, n_train=30, n_test=4)
+    assert len(d) == 2 * 2 * 2 and set(d.tree) == {"hhcart", "randcart"}
+    assert (d.n_failed == 0).all() and (d.fraction_reencoded == 1.0).all() and (d.mse > 0).all()
+    again = htru_trees_study(n_estimators=(2, 5), n_runs=2, n_train=30, n_test=4)
+    assert np.array_equal(d.mse.to_numpy(), again.mse.to_numpy())  # seeded
+
+
+@pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
+def test_single_trees_are_core_trees(cls):
+    from treebook.oblique.grow import ObliqueSplit
+    from treebook.tree import Tree
+
+    X = _blobs(60, 4, seed=19)
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0])
+    reg = cls(max_depth=3, random_state=0).fit(X, y)
+    tree = reg.tree_
+    assert isinstance(tree, Tree) and all(isinstance(s, ObliqueSplit) for s in tree.splits if s is not None)
+    assert np.array_equal(tree.apply(X), reg.apply(X)) and np.allclose(tree.predict(X)[:, 0], reg.predict(X))
+    assert 1 <= reg.get_depth() <= 3 and reg.get_n_leaves() == tree.n_leaves == len(np.unique(reg.apply(X)))
+    leaves, counts = np.unique(tree.apply(X), return_counts=True)
+    assert np.array_equal(tree.n_node_samples[leaves], counts)
+    text = reg.export_text(feature_names=list("abcd"))
+    assert text.count("\n") >= reg.get_n_leaves() and "a" in text
+    for nd in np.flatnonzero(~tree.is_leaf):  # an HHCART normal is 2-sparse plus a multiple of its direction
+        s = tree.splits[nd]
+        if s.direction is not None:
+            assert np.count_nonzero(np.abs(s.weights - s.dir_coef * s.direction) > 1e-12) <= 2

@@ -38,3 +38,23 @@ def test_rgb_patches_shape():
     P, src = rgb_patches(size=16, stride=16, images=("astronaut",))
     assert P.ndim == 4 and P.shape[1:] == (16, 16, 3) and P.dtype == np.uint8
     assert len(P) == len(src) and (src == 0).all()
+
+
+def test_paper_mnist_split_is_the_authors_ten_images_and_a_stratified_training_draw():
+    from treebook.oblique.bench import PAPER_MNIST_TEST, mnist_split, paper_mnist_indices
+
+    _, y = load_mnist_test()
+    train, test = paper_mnist_indices(100, 10, random_state=0)
+    assert test.tolist() == [3, 2, 1, 18, 4, 8, 11, 0, 61, 7] == list(PAPER_MNIST_TEST)
+    assert y[test].tolist() == list(range(10))
+    assert len(train) == 100 and not set(train) & set(test)
+    counts = np.bincount(y[train], minlength=10)
+    share = np.bincount(y, minlength=10) / len(y) * 100
+    assert np.all(np.abs(counts - share) <= 1)  # stratified: each class within one image of its share
+    other, _ = paper_mnist_indices(100, 10, random_state=1)
+    assert not np.array_equal(train, other)
+    train20, test20 = paper_mnist_indices(100, 20, random_state=0)
+    assert test20[:10].tolist() == test.tolist() and not set(train20) & set(test20)
+    Xtr, Xte, ytr, yte = mnist_split(100, 10)
+    X, _ = load_mnist_test()
+    assert np.array_equal(Xte, X[test]) and np.array_equal(Xtr, X[train]) and Xtr.dtype == float

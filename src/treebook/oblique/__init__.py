@@ -6,7 +6,13 @@
 * :class:`HHCARTRegressor`, :class:`RandCARTRegressor` — the single oblique regression trees.
 """
 
-from treebook.oblique.decode import decode_forest, l1_decode_cvxpy, l1_decode_highs, l1_decode_pulp
+from treebook.oblique.decode import (
+    InfeasibleCodeWarning,
+    decode_forest,
+    l1_decode_cvxpy,
+    l1_decode_highs,
+    l1_decode_pulp,
+)
 from treebook.oblique.eforest import EForestEmbedding, mcr_bounds
 from treebook.oblique.forest import HHCARTRegressor, ObliqueForestEmbedding, RandCARTRegressor
 from treebook.oblique.grow import DIRECTIONS, grow_oblique_tree, node_direction, random_rotation
@@ -14,7 +20,7 @@ from treebook.oblique.metrics import mse_rows, pca_reconstruct, ssim_images
 from treebook.oblique.splits import best_column_split
 
 __all__ = [
-    "DIRECTIONS", "EForestEmbedding", "HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor",
+    "DIRECTIONS", "EForestEmbedding", "InfeasibleCodeWarning", "HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor",
     "best_column_split", "decode_forest", "grow_oblique_tree", "l1_decode_cvxpy", "l1_decode_highs",
     "l1_decode_pulp", "mcr_bounds", "mse_rows", "node_direction", "pca_reconstruct", "random_rotation",
     "ssim_images",

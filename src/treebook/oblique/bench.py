@@ -23,7 +23,8 @@ from treebook.oblique.decode import (
 )
 from treebook.oblique.forest import ObliqueForestEmbedding
 
-__all__ = ["cvxpy_available", "full_decode", "mnist_split", "scaling", "solver_comparison"]
+__all__ = ["PAPER_MNIST_TEST", "cvxpy_available", "full_decode", "mnist_split", "paper_mnist_indices", "scaling",
+           "solver_comparison"]
 
 
 def cvxpy_available():
@@ -34,22 +35,49 @@ def cvxpy_available():
     return True
 
 
-def mnist_split(n_train=100, n_test=10, resize=None):
-    """The first ``n_train`` MNIST test-set images for training; held-out images: the first of each class
-    after them (the paper's 10), then the following images up to ``n_test``. Pixels as floats in [0, 255]."""
+#: the OF-AE authors' MNIST test images: the first image of each digit 0..9 of the MNIST test set
+#: (``misc/datasets.py`` of their code), as indices of the test set
+PAPER_MNIST_TEST = (3, 2, 1, 18, 4, 8, 11, 0, 61, 7)
+
+
+def paper_mnist_indices(n_train=100, n_test=10, random_state=0):
+    """``(train, test)`` indices into the MNIST test set for the paper's MNIST experiment.
+
+    ``test`` starts with the authors' 10 images (:data:`PAPER_MNIST_TEST`, the first of each digit) and
+    continues, past 10, with further images in order. The authors train on ``n_train`` images drawn
+    class-stratified (scikit-learn's ``train_test_split(..., stratify=y)``) from the MNIST *training*
+    set, which is not shipped; we draw them the same way from the test-set images that are not test
+    images, with ``random_state``.
+    """
+    from sklearn.model_selection import train_test_split
+
     from treebook.datasets.ofae import first_of_each_class, load_mnist_test
+
+    _, y = load_mnist_test()
+    first = first_of_each_class(y)
+    rest = np.setdiff1d(np.arange(len(y)), first)
+    extra = max(0, n_test - len(first))
+    test = np.concatenate([first, rest[:extra]])[:n_test]
+    pool = np.setdiff1d(np.arange(len(y)), test)
+    train, _ = train_test_split(pool, train_size=n_train, stratify=y[pool], random_state=random_state)
+    return np.sort(train), test
+
+
+def mnist_split(n_train=100, n_test=10, resize=None, random_state=0):
+    """The paper's MNIST experiment (:func:`paper_mnist_indices`): ``n_train`` class-stratified training
+    images and the ``n_test`` held-out ones, the paper's 10 first. Pixels as floats in [0, 255];
+    ``resize`` rescales the images to ``resize x resize``. Returns ``Xtr, Xte, ytr, yte``."""
+    from treebook.datasets.ofae import load_mnist_test
 
     X, y = load_mnist_test()
     X = X.astype(float)
-    train = np.arange(n_train)
-    first = first_of_each_class(y, exclude=train)
-    rest = np.setdiff1d(np.arange(n_train, len(y)), first)
-    test = np.concatenate([first, rest])[:n_test]
+    train, test = paper_mnist_indices(n_train, n_test, random_state)
     if resize is not None and resize != 28:
         from skimage.transform import resize as sk_resize
 
         X = np.stack([sk_resize(im.reshape(28, 28), (resize, resize), preserve_range=True, anti_aliasing=True)
                       .ravel() for im in X[np.concatenate([train, test])]])
+        X = np.clip(X, 0.0, 255.0)  # the anti-aliasing filter overshoots a little: keep the pixels in the box
         return X[:n_train], X[n_train:], y[train], y[test]
     return X[train], X[test], y[train], y[test]
 
@@ -66,26 +94,35 @@ def _systems(forest, codes):
 
 
 def solver_comparison(n_train=100, n_images=10, n_estimators=300, max_depth=3, max_features=0.75,
-                      solvers=("highs", "cvxpy", "pulp"), n_reference=None, random_state=0):
+                      solvers=("highs", "cvxpy", "pulp"), n_reference=None, random_state=0, forest=None,
+                      X_test=None):
     """Seconds per image of each solver on the same LPs, and the largest relative objective gap to HiGHS.
 
     ``n_reference`` limits how many images the slow reference solvers decode (default all). For
     ``"highs-lowrank"`` the one-off factorisation of the forest is reported separately (``lowrank_setup_s``).
     ``time_vs_highs`` is the solver's time per image divided by the plain HiGHS decoder's (the speed-up of
-    ours over it when it is above 1).
+    ours over it when it is above 1). ``density`` is the mean share of non-zero entries of the LP matrix.
+    A fitted ``forest`` and its test images ``X_test`` may be passed instead of fitting one here (the
+    size parameters are then ignored; ``fit_s`` is None).
     """
     from threadpoolctl import threadpool_limits
 
-    Xtr, Xte, _, _ = mnist_split(n_train, n_images)
-    t0 = time.perf_counter()
-    f = ObliqueForestEmbedding(n_estimators=n_estimators, max_depth=max_depth, max_features=max_features,
-                               box=(0, 255), random_state=random_state).fit(Xtr)
-    fit_s = time.perf_counter() - t0
+    if forest is None:
+        Xtr, Xte, _, _ = mnist_split(n_train, n_images, random_state=random_state)
+        t0 = time.perf_counter()
+        f = ObliqueForestEmbedding(n_estimators=n_estimators, max_depth=max_depth, max_features=max_features,
+                                   box=(0, 255), random_state=random_state).fit(Xtr)
+        fit_s = time.perf_counter() - t0
+    else:
+        if X_test is None:
+            raise ValueError("X_test is needed with a fitted forest")
+        f, Xte, fit_s = forest, np.asarray(X_test, dtype=float)[:n_images], None
     codes = f.transform(Xte)
     systems = _systems(f, codes)
     lo, hi = f._box
     res = {"n_rows": int(systems[0][2].shape[0]), "n_vars": int(systems[0][2].shape[1]), "fit_s": fit_s,
-           "nnz_per_lp": float(np.mean([np.count_nonzero(s[2]) for s in systems])), "solvers": {}}
+           "nnz_per_lp": float(np.mean([np.count_nonzero(s[2]) for s in systems])),
+           "density": float(np.mean([np.count_nonzero(s[2]) / s[2].size for s in systems])), "solvers": {}}
     structure = None
     if "highs-lowrank" in solvers:
         t0 = time.perf_counter()
@@ -128,7 +165,8 @@ def solver_comparison(n_train=100, n_images=10, n_estimators=300, max_depth=3, m
 
 def full_decode(n_images=10000, n_train=100, n_estimators=300, max_depth=3, max_features=0.75, n_jobs=2,
                 random_state=0, chunk_size=500, progress=False, log=None):
-    """Encode and decode ``n_images`` held-out MNIST images in chunks of ``chunk_size`` (``n_jobs`` processes
+    """Train on the paper's training draw (:func:`paper_mnist_indices`); encode and decode ``n_images`` of the
+    other MNIST test-set images in chunks of ``chunk_size`` (``n_jobs`` processes
     each). Returns wall-clock and CPU seconds, failures, the fraction re-encoded to the same code and the mean
     SSIM; ``log(record)`` is called after every chunk with the running totals (for long runs)."""
     from threadpoolctl import threadpool_limits
@@ -138,8 +176,10 @@ def full_decode(n_images=10000, n_train=100, n_estimators=300, max_depth=3, max_
 
     X, _ = load_mnist_test()
     X = X.astype(float)
-    Xtr = X[:n_train]
-    Xte = X[n_train:][:n_images] if n_images <= len(X) - n_train else X[:n_images]
+    train, _ = paper_mnist_indices(n_train, 10, random_state)
+    Xtr = X[train]
+    held_out = np.setdiff1d(np.arange(len(X)), train)
+    Xte = X[held_out][:n_images] if n_images <= len(held_out) else X[:n_images]
     t0 = time.perf_counter()
     f = ObliqueForestEmbedding(n_estimators=n_estimators, max_depth=max_depth, max_features=max_features,
                                box=(0, 255), random_state=random_state, n_jobs=n_jobs).fit(Xtr)

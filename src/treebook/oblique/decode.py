@@ -33,6 +33,8 @@ from treebook.validation import check_array, check_magnitude
 
 __all__ = [
     "SOLVERS",
+    "InfeasibleCodeWarning",
+    "report_infeasible",
     "check_lp",
     "l1_decode_highs_lowrank",
     "lowrank_structure",
@@ -44,6 +46,29 @@ __all__ = [
 ]
 
 SOLVERS = ("highs", "highs-lowrank", "pulp", "cvxpy")
+
+
+class InfeasibleCodeWarning(UserWarning):
+    """Some codes handed to a decoder describe no point: the cells of their leaves do not meet (within
+    the box). Their rows are named in the message and listed in the decoder's ``info["infeasible"]``."""
+
+
+def report_infeasible(info, on_infeasible="warn"):
+    """Warn (``InfeasibleCodeWarning``) or raise ``ValueError`` naming the rows of ``info["infeasible"]``
+    with their status; nothing when every row was decoded."""
+    rows = np.flatnonzero(info["infeasible"])
+    if len(rows) == 0:
+        return
+    status = info.get("status")
+    shown = ", ".join(f"{r} ({status[r]})" if status is not None else str(r) for r in rows[:20])
+    more = f" and {len(rows) - 20} more" if len(rows) > 20 else ""
+    msg = (f"{len(rows)} of {len(info['infeasible'])} codes describe no point (rows {shown}{more}); "
+           "no point reaches those leaves together")
+    if on_infeasible == "raise":
+        raise ValueError(msg)
+    import warnings
+
+    warnings.warn(msg + "; their rows hold a fallback point", InfeasibleCodeWarning, stacklevel=3)
 
 #: HiGHS takes a bound of this magnitude for an infinite one, and rejects larger matrix entries than
 #: ``_MAX_COEF``: beyond them the LP would silently change, so the decoders refuse such input
@@ -367,7 +392,10 @@ def decode_forest(forest, codes, solver="highs", n_jobs=1, progress=False, margi
     """Decode every code row of a fitted :class:`ObliqueForestEmbedding` (or any object with the same
     arrays) by the l1 LP. Returns ``(X, info)``; ``info`` holds per-sample ``status`` ("optimal" or the
     reason a fallback point — the box point nearest to 0 — was used), ``objective`` (``||x||_1``) and
-    ``margin_used``. Samples are decoded in parallel over ``n_jobs`` processes."""
+    ``margin_used``, the boolean mask ``infeasible`` of the rows that were not decoded (no point satisfies
+    their code, or the solver failed; ``status`` says which) and ``n_failed``, the number of those rows.
+    Samples are decoded in parallel over ``n_jobs`` processes. This function does not warn; the
+    estimators' ``inverse_transform`` does (:func:`report_infeasible`)."""
     g = forest.check_codes(codes)
     lo, hi = forest._box
     for end, v in (("lo", lo), ("hi", hi)):
@@ -390,6 +418,7 @@ def decode_forest(forest, codes, solver="highs", n_jobs=1, progress=False, margi
     info = {"status": np.concatenate([q[1] for q in parts]),
             "objective": np.concatenate([q[2] for q in parts]),
             "margin_used": np.concatenate([q[3] for q in parts])}
-    info["n_failed"] = int(np.sum(info["status"] != "optimal"))
+    info["infeasible"] = info["status"] != "optimal"
+    info["n_failed"] = int(info["infeasible"].sum())  # rows, not (row, feature) pairs
     info["cpu_s"] = float(sum(q[4] for q in parts))  # CPU seconds spent in the decoding processes
     return X, info

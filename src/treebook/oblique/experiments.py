@@ -13,7 +13,7 @@ from treebook.oblique.grow import DIRECTIONS
 from treebook.oblique.metrics import mse_rows, pca_reconstruct, ssim_images
 
 __all__ = [
-    "channelwise", "code_bits", "compare_methods", "diabetes_split", "diabetes_sweeps", "digits_split", "direction_study",
+    "channelwise", "code_bits", "compare_methods", "compare_over_seeds", "htru_trees_study", "mean_sd", "diabetes_split", "diabetes_sweeps", "digits_split", "direction_study",
     "pca_components_for_bits", "trees_curve",
 ]
 
@@ -78,15 +78,45 @@ def compare_methods(Xtr, Xte, methods, shape=None, data_range=None, box=None):
     return pd.DataFrame(rows), pd.DataFrame(summ).set_index("method"), recon
 
 
-def direction_study(Xtr, Xte, shape, n_estimators=50, max_depth=3, max_features=0.75, n_runs=3,
-                    directions=DIRECTIONS, box=(0, 255), n_jobs=1, random_state=0):
-    """Mean SSIM of HHCART OF-AE for every direction estimator, ``n_runs`` seeds each (the paper's bar plot)."""
+def compare_over_seeds(make_methods, split, seeds, shape=None, data_range=None, box=None):
+    """:func:`compare_methods` once per seed: ``split(seed)`` gives ``(Xtr, Xte)``, ``make_methods(seed)`` the
+    methods. Returns ``(summary, per_sample, first)``: the per-seed summaries stacked (a ``seed`` column), the
+    per-sample rows (with ``seed``) and, for the first seed, ``(X_test, reconstructions, fitted methods)``."""
+    summaries, samples, first = [], [], None
+    for s in seeds:
+        Xtr, Xte = split(s)
+        methods = make_methods(s)
+        per_sample, summary, recon = compare_methods(Xtr, Xte, methods, shape=shape, data_range=data_range,
+                                                     box=box)
+        summaries.append(summary.reset_index().assign(seed=s))
+        samples.append(per_sample.assign(seed=s))
+        if first is None:
+            first = (Xte, recon, methods)
+    return pd.concat(summaries, ignore_index=True), pd.concat(samples, ignore_index=True), first
+
+
+def mean_sd(frame, by, columns):
+    """``mean ± sd`` over the rows of every group of ``by`` (sd with ``ddof=1``; 0 for a single row), the
+    group order kept: a frame with ``<column>_mean``, ``<column>_sd`` and ``n``."""
+    g = frame.groupby(by, sort=False)
+    out = pd.DataFrame({"n": g.size()})
+    for c in columns:
+        out[f"{c}_mean"] = g[c].mean()
+        out[f"{c}_sd"] = g[c].std(ddof=1).fillna(0.0)
+    return out
+
+
+def direction_study(Xtr, Xte, shape, n_estimators=50, max_depth=3, max_features=0.75, max_samples=0.75, n_runs=3,
+                    directions=DIRECTIONS, box=(0, 255), n_jobs=1, random_state=0, **params):
+    """Mean SSIM of HHCART OF-AE for every direction estimator, ``n_runs`` seeds each (the paper's bar plot;
+    the authors' script: 50 training images, 50 trees, depth 3, ``max_samples = max_features = 0.75``, 10
+    runs). ``params`` go to :class:`ObliqueForestEmbedding`."""
     rows = []
     for d in directions:
         for r in range(n_runs):
             f = ObliqueForestEmbedding(tree="hhcart", direction=d, n_estimators=n_estimators, max_depth=max_depth,
-                                       max_features=max_features, box=box, n_jobs=n_jobs,
-                                       random_state=random_state + r)
+                                       max_features=max_features, max_samples=max_samples, box=box, n_jobs=n_jobs,
+                                       random_state=random_state + r, **params)
             R, extra = _fit_decode(f, Xtr, Xte)
             rows.append({"direction": d, "run": r, "ssim": float(ssim_images(Xte, R, shape).mean()),
                          "mse": float(mse_rows(Xte, R).mean()), **extra})
@@ -107,6 +137,31 @@ def trees_curve(Xtr, Xte, n_trees, kinds=("hhcart", "randcart"), shape=None, box
             if shape is not None:
                 row["ssim"] = float(ssim_images(Xte, R, shape).mean())
             rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def htru_trees_study(n_estimators=(4, 7, 10, 13, 16, 19, 22, 25, 28), n_runs=10, n_train=50, n_test=10,
+                     kinds=("hhcart", "randcart"), random_state=0, **params):
+    """Test MSE of HHCART and RandCART OF-AE on HTRU2 against the number of trees (the authors' box plot,
+    their ``tabular_boxplot_estimators_htru2.py``): a 50 / 50 split, the first ``n_train`` training and
+    ``n_test`` test rows, depth 3, ``max_samples=0.5``, ``max_features=0.75``, no box, PCA direction for
+    HHCART, ``n_runs`` forests per point on one split. The shipped HTRU2 copy (chapter 3's) has its features
+    scaled to [0, 1], so the errors are in those units. ``params`` go to :class:`ObliqueForestEmbedding`."""
+    from sklearn.model_selection import train_test_split
+
+    from treebook.datasets.shape_trees import load_shape_dataset
+
+    X, _ = load_shape_dataset("htru")
+    tr, te = train_test_split(np.arange(len(X)), test_size=0.5, random_state=random_state)
+    Xtr, Xte = X[tr[:n_train]], X[te[:n_test]]
+    kw = {"max_depth": 3, "max_samples": 0.5, "max_features": 0.75, **params}
+    rows = []
+    for r in range(n_runs):
+        for T in n_estimators:
+            for kind in kinds:
+                f = ObliqueForestEmbedding(tree=kind, n_estimators=T, random_state=random_state + r, **kw)
+                R, extra = _fit_decode(f, Xtr, Xte)
+                rows.append({"tree": kind, "n_trees": T, "run": r, "mse": float(mse_rows(Xte, R).mean()), **extra})
     return pd.DataFrame(rows)
 
 

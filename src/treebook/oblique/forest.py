@@ -11,7 +11,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.oblique.decode import SOLVERS
-from treebook.oblique.grow import DIRECTIONS, TreeArrays, grow_oblique_tree, random_rotation
+from treebook.oblique.grow import (
+    DIRECTIONS,
+    HOUSEHOLDER,
+    TreeArrays,
+    grow_oblique_core_tree,
+    grow_oblique_tree,
+    tree_arrays,
+)
 from treebook.validation import (
     check_array,
     check_feature_names,
@@ -105,13 +112,20 @@ def _tree_to_core(arr: TreeArrays, subset, n_features):
 class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     """OF-AE: an unsupervised bagged forest of oblique trees used as an autoencoder.
 
-    Each tree is an HHCART or RandCART regression tree fitted to a uniform random target on a bootstrap
-    sample (``max_samples``) of a random feature subset (``max_features``) — the RandomTreesEmbedding trick
-    of the paper's unsupervised BaggingRegressor. ``transform`` encodes a sample by its leaf id in every
-    tree; ``inverse_transform`` is the OF-AE decoder: the path of every leaf is a set of half-spaces
-    ``s_j <w_j, x> >= s_j b_j`` (paper, the system ``A x >= b``), and the decoded point solves the
-    l1 problem ``min ||x||_1  s.t.  A x >= b, lo <= x <= hi`` (paper, the decoding problem) as a linear
-    program.
+    Each tree is an HHCART or RandCART regression tree fitted, on a bootstrap sample (``max_samples``) of a
+    random feature subset (``max_features``), to a uniform random target — the paper's unsupervised
+    BaggingRegressor. ``transform`` encodes a sample by its leaf id in every tree; ``inverse_transform`` is
+    the OF-AE decoder: the path of every leaf is a set of half-spaces ``s_j <w_j, x> >= s_j b_j`` (paper, the
+    system ``A x >= b``), and the decoded point solves the l1 problem ``min ||x||_1  s.t.  A x >= b,
+    lo <= x <= hi`` (paper, the decoding problem) as a linear program.
+
+    The defaults are the OF-AE authors' algorithm as their public code runs it (``misc/models.py`` and
+    ``modules/`` of their repository): ``split_rule="mean"`` (their ``MeanSegmentor``), ``target="shared"``
+    (one target ``y = uniform(size=n)`` drawn in their ``BaggingRegressorEmbedding.fit`` and indexed by each
+    tree's bootstrap rows), ``rotation="per_node"`` (their RandCART) and ``householder="farthest"`` (their
+    HHCART); feature and sample counts are rounded down as scikit-learn's bagging does. The other values
+    are our variants (``"best"``, ``"per_tree"``, ``"per_tree"``, ``"largest"``), which the chapter reports as
+    "ours (improved)".
 
     Parameters
     ----------
@@ -121,9 +135,20 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     direction : {"pca", "svd", "ica", "fa", "grp"}
         HHCART's 1-D direction estimator (PCA, TruncatedSVD, FastICA, FactorAnalysis, GaussianRandomProjection).
     n_estimators, max_depth, min_samples_leaf : tree/forest sizes.
-    max_samples : float in (0, 1] — fraction of samples drawn per tree (with replacement if ``bootstrap``).
-    max_features : float in (0, 1] — fraction of features drawn (without replacement) per tree.
-    split_rule : {"best", "mean"} — candidate thresholds (all midpoints, or the node mean per column).
+    max_samples : float in (0, 1] — fraction of samples drawn per tree (with replacement if ``bootstrap``),
+        ``max(2, floor(max_samples * n))`` of them.
+    max_features : float in (0, 1] — fraction of features drawn (without replacement) per tree,
+        ``max(1, floor(max_features * p))`` of them.
+    split_rule : {"mean", "best"} — the authors' split search (each projected column's node mean is its only
+        threshold, weighted standard deviation of the targets as impurity) or CART's (every midpoint, squared
+        error); see :func:`treebook.oblique.splits.best_column_split`.
+    target : {"shared", "per_tree"} — one uniform target for the whole ensemble (the authors') or a fresh
+        one for every tree.
+    rotation : {"per_node", "per_tree"} — RandCART's random rotation: a new one at every node (the
+        authors') or one per tree.
+    householder : {"farthest", "largest"} — HHCART's basis vector ``e_i``: ``argmax_i ||e_i - d||`` with the
+        estimator's unnormalised component (the authors'), or ``argmax_i |d_i|`` of the normalised one; see
+        :mod:`treebook.oblique.grow`.
     box : None or (lo, hi) — bounds added to the decoding LP (e.g. (0, 255) for 8-bit images).
     margin : float — the strict side of a split is imposed as ``w.x <= b - margin`` and the other side as
         ``w.x >= b + margin`` (scaled by ``1 + |b|``) so that a decoded point re-encodes to the same leaves
@@ -131,14 +156,19 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         without it.
     solver : {"highs", "highs-lowrank", "pulp", "cvxpy"} — see :mod:`treebook.oblique.decode`
         (``"highs-lowrank"`` pays off for HHCART with ``max_features=1``).
+    on_infeasible : {"warn", "raise"} — what ``inverse_transform`` does with codes that no point satisfies
+        (a combination of leaves whose cells do not meet, within the box): issue an
+        :class:`~treebook.oblique.decode.InfeasibleCodeWarning` naming the rows and return the box point
+        nearest to 0 for them, or raise ``ValueError``. Either way ``infeasible_rows_`` lists them.
     n_jobs : int — processes used by ``inverse_transform``.
     random_state : seed.
     progress : bool — tqdm bars for fitting and decoding.
     """
 
     def __init__(self, tree="hhcart", direction="pca", n_estimators=100, max_depth=3, max_samples=1.0,
-                 max_features=1.0, bootstrap=True, min_samples_leaf=1, split_rule="best", box=None,
-                 margin=1e-6, solver="highs", n_jobs=1, random_state=None, progress=False):
+                 max_features=1.0, bootstrap=True, min_samples_leaf=1, split_rule="mean", target="shared",
+                 rotation="per_node", householder="farthest", box=None, margin=1e-6, solver="highs",
+                 on_infeasible="warn", n_jobs=1, random_state=None, progress=False):
         self.tree = tree
         self.direction = direction
         self.n_estimators = n_estimators
@@ -148,9 +178,13 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         self.bootstrap = bootstrap
         self.min_samples_leaf = min_samples_leaf
         self.split_rule = split_rule
+        self.target = target
+        self.rotation = rotation
+        self.householder = householder
         self.box = box
         self.margin = margin
         self.solver = solver
+        self.on_infeasible = on_infeasible
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
@@ -165,9 +199,13 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         "bootstrap": ["boolean"],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "split_rule": [StrOptions({"best", "mean"})],
+        "target": [StrOptions({"shared", "per_tree"})],
+        "rotation": [StrOptions({"per_node", "per_tree"})],
+        "householder": [StrOptions(set(HOUSEHOLDER))],
         "box": ["array-like", None],
         "margin": [Interval(Real, 0, None, closed="left")],
         "solver": [StrOptions(set(SOLVERS))],
+        "on_infeasible": [StrOptions({"warn", "raise"})],
         "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
@@ -195,8 +233,10 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     def _fit(self, X):
         n, p = X.shape
         rng = check_random_state(self.random_state)
-        n_sub = max(2, round(self.max_samples * n))
-        q = max(1, round(self.max_features * p))
+        # scikit-learn's bagging rounds the counts down (the authors' BaggingRegressor)
+        n_sub = max(2, int(self.max_samples * n))
+        q = max(1, int(self.max_features * p))
+        shared = rng.uniform(size=n) if self.target == "shared" else None
         trees, subsets = [], []
         it = range(self.n_estimators)
         if self.progress:
@@ -209,12 +249,12 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
                 rows = rng.integers(0, n, size=n_sub)
             else:
                 rows = rng.choice(n, size=min(n_sub, n), replace=False)
-            target = rng.uniform(size=len(rows))
-            rot = random_rotation(q, rng) if self.tree == "randcart" else None
+            target = shared[rows] if shared is not None else rng.uniform(size=len(rows))
             direction = self.direction if self.tree == "hhcart" else None
             arr = grow_oblique_tree(X[np.ix_(rows, feats)], target, kind=self.tree, direction=direction,
                                     max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                                    split_rule=self.split_rule, rotation=rot, rng=rng)
+                                    split_rule=self.split_rule, rotation=getattr(self, "rotation", "per_node"),
+                                    householder=getattr(self, "householder", "farthest"), rng=rng)
             trees.append(arr)
             subsets.append(feats)
         self._set_arrays(trees, subsets, p)
@@ -295,18 +335,22 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "tree_arrays_")
         codes = np.asarray(codes)
         if codes.ndim != 2 or codes.shape[1] != len(self.roots_) or codes.shape[0] == 0:
-            raise ValueError(f"codes must have shape (n_samples, {len(self.roots_)}) with n_samples >= 1, "
-                             f"got {codes.shape}")
+            raise ValueError(f"codes must have shape (n_samples, {len(self.roots_)}) with n_samples >= 1 (one "
+                             f"leaf id per tree of this model), got {codes.shape}: codes of another model?")
         if codes.dtype.kind not in "iuf":
             raise TypeError(f"codes must be integer leaf ids, got dtype {codes.dtype}")
         if codes.dtype.kind == "f" and not (np.isfinite(codes).all() and np.all(codes == np.round(codes))):
             raise ValueError("codes must be integer leaf ids")
-        if (codes < 0).any() or (codes >= self.n_nodes_[None, :]).any():
-            raise ValueError("codes contain node ids outside their tree")
+        out = (codes < 0) | (codes >= self.n_nodes_[None, :])
+        if out.any():
+            bad = np.argwhere(out)[:5]
+            raise ValueError(f"codes contain node ids outside their tree at (sample, tree) = {bad.tolist()}: "
+                             "codes of another model?")
         g = codes.astype(np.int64) + self.roots_[None, :]
         if not self.is_leaf_[g].all():
             bad = np.argwhere(~self.is_leaf_[g])[:5]
-            raise ValueError(f"codes contain ids that are not leaves (sample, tree) = {bad.tolist()}")
+            raise ValueError(f"codes contain ids that are not leaves of this model at (sample, tree) = "
+                             f"{bad.tolist()}: codes of another model?")
         return g
 
     def path_system(self, codes_row):
@@ -320,11 +364,18 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         return signs[:, None] * self.weights_[rows], signs * self.bias_[rows]
 
     def inverse_transform(self, codes, return_info=False):
-        """OF-AE decoding (l1 LP per sample); see :func:`treebook.oblique.decode.decode_forest`."""
-        from treebook.oblique.decode import decode_forest
+        """OF-AE decoding (l1 LP per sample); see :func:`treebook.oblique.decode.decode_forest`.
+
+        Rows whose code no point satisfies (within the box) are listed in ``infeasible_rows_`` and
+        ``info["infeasible"]``; they get the box point nearest to 0 and an
+        :class:`~treebook.oblique.decode.InfeasibleCodeWarning`, or a ``ValueError`` with
+        ``on_infeasible="raise"``. Codes that are not leaf ids of this model raise ``ValueError``."""
+        from treebook.oblique.decode import decode_forest, report_infeasible
 
         X, info = decode_forest(self, codes, solver=self.solver, n_jobs=self.n_jobs, progress=self.progress)
         self.decode_info_ = info
+        self.infeasible_rows_ = np.flatnonzero(info["infeasible"])
+        report_infeasible(info, self.on_infeasible)
         return (X, info) if return_info else X
 
 
@@ -346,16 +397,33 @@ class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
         check_magnitude(y, _Y_SUM_LIMIT / len(y), name="y", reason="squares of sums of the targets")
         check_feature_names(self, X, reset=True)
         rng = check_random_state(self.random_state)
-        self.tree_arrays_ = grow_oblique_tree(
+        self.tree_ = grow_oblique_core_tree(
             Xa, y, kind=self._kind, direction=getattr(self, "direction", "pca"), max_depth=self.max_depth,
-            min_samples_leaf=self.min_samples_leaf, split_rule=self.split_rule, rng=rng)
+            min_samples_leaf=self.min_samples_leaf, split_rule=self.split_rule,
+            rotation=getattr(self, "rotation", "per_node"), householder=getattr(self, "householder", "farthest"),
+            rng=rng)
+        self.tree_arrays_ = tree_arrays(self.tree_, Xa.shape[1])
         return self
 
-    @property
-    def tree_(self):
-        """The fitted tree as a :class:`treebook.tree.Tree` (``HyperplaneSplit`` nodes)."""
-        check_is_fitted(self, "tree_arrays_")
-        return _tree_to_core(self.tree_arrays_, np.arange(self.n_features_in_), self.n_features_in_)
+    def get_depth(self) -> int:
+        """Depth of the fitted tree (0 for a single leaf)."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    def export_text(self, feature_names=None, decimals: int = 3) -> str:
+        """The fitted tree as text (:func:`treebook.tree.export.export_text`); an oblique split shows its
+        largest weights."""
+        from treebook.tree.export import export_text
+
+        check_is_fitted(self, "tree_")
+        if feature_names is None and hasattr(self, "feature_names_in_"):
+            feature_names = list(self.feature_names_in_)
+        return export_text(self.tree_, feature_names=feature_names, decimals=decimals)
 
     def apply(self, X):
         """Leaf id of every row of ``X``."""
@@ -370,31 +438,51 @@ class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
 
 
 class HHCARTRegressor(_ObliqueTreeRegressor):
-    """HHCART regression tree (MSE): axis splits compete with axis splits of the Householder-reflected
-    node data, ``H = I - 2uu^T`` mapping ``e_k`` to the node's 1-D ``direction``."""
+    """HHCART regression tree: axis splits compete with axis splits of the Householder-reflected node data,
+    ``H = I - 2uu^T`` with ``u`` built from the node's 1-D ``direction`` (see :mod:`treebook.oblique.grow`).
+
+    The defaults are the OF-AE authors' HHCART (``modules/HHCART.py``): the mean split search
+    (``split_rule="mean"``) and the basis vector farthest from the direction (``householder="farthest"``);
+    ``split_rule="best"`` searches every midpoint by squared error (CART) and ``householder="largest"`` picks
+    the direction's largest entry.
+    """
 
     _kind = "hhcart"
     _parameter_constraints: dict = {
         **_ObliqueTreeRegressor._parameter_constraints,
         "direction": [StrOptions(set(DIRECTIONS))],
+        "householder": [StrOptions(set(HOUSEHOLDER))],
     }
 
-    def __init__(self, direction="pca", max_depth=None, min_samples_leaf=1, split_rule="best",
-                 random_state=None):
+    def __init__(self, direction="pca", max_depth=None, min_samples_leaf=1, split_rule="mean",
+                 householder="farthest", random_state=None):
         self.direction = direction
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.split_rule = split_rule
+        self.householder = householder
         self.random_state = random_state
 
 
 class RandCARTRegressor(_ObliqueTreeRegressor):
-    """RandCART regression tree: CART (MSE) in a random orthogonal basis ``Q`` (QR of a Gaussian matrix)."""
+    """RandCART regression tree: axis splits of the node data in a random orthogonal basis ``Q`` (QR of a
+    Gaussian matrix).
+
+    The defaults are the OF-AE authors' RandCART (``modules/RandCART.py``): a new rotation at every node
+    (``rotation="per_node"``) and the mean split search (``split_rule="mean"``); ``rotation="per_tree"``
+    rotates once for the whole tree and ``split_rule="best"`` searches every midpoint by squared error.
+    """
 
     _kind = "randcart"
+    _parameter_constraints: dict = {
+        **_ObliqueTreeRegressor._parameter_constraints,
+        "rotation": [StrOptions({"per_node", "per_tree"})],
+    }
 
-    def __init__(self, max_depth=None, min_samples_leaf=1, split_rule="best", random_state=None):
+    def __init__(self, max_depth=None, min_samples_leaf=1, split_rule="mean", rotation="per_node",
+                 random_state=None):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.split_rule = split_rule
+        self.rotation = rotation
         self.random_state = random_state

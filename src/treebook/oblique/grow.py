@@ -1,17 +1,35 @@
-"""Growing one oblique regression tree: HHCART (Householder reflections) and RandCART (random rotation).
+"""Growing one oblique regression tree: HHCART (Householder reflections) and RandCART (random rotations).
 
 A grown tree is returned as plain arrays (:class:`TreeArrays`); every internal node holds a hyperplane
 ``w . x >= b`` (True = right child), in the coordinates the tree was grown in.
 
-HHCART (Wickramarachchi et al. 2016, regression variant with the MSE criterion): at a node with
-samples ``X_n`` a unit direction ``d`` is estimated from ``X_n`` (``direction=``), the Householder matrix
-``H = I - 2 u u^T`` with ``u = (e_k - d) / ||e_k - d||`` maps ``e_k`` onto ``d``; the best axis-parallel split
-of ``X_n`` competes with the best axis-parallel split of the reflected data ``X_n H``. A split on column ``j``
-of ``X_n H`` is the hyperplane with normal ``H e_j = e_j - 2 u_j u``: a unit vector plus a multiple of ``d``.
+HHCART (Wickramarachchi et al. 2016, regression variant): at a node with samples ``X_n`` a 1-D direction
+``d`` is estimated from ``X_n`` (``direction=``), and a Householder matrix ``H = I - 2 u u^T`` with
+``u = (e_i - d) / ||e_i - d||`` reflects the data; the best axis-parallel split of ``X_n`` competes with the
+best axis-parallel split of the reflected data ``X_n H`` (the reflected one wins only if strictly better).
+A split on column ``j`` of ``X_n H`` is the hyperplane with normal ``H e_j = e_j - 2 u_j u``: a unit vector,
+a multiple of ``e_i`` and a multiple of ``d``.
 
-RandCART (Blaser & Fryzlewicz 2016): one random orthogonal matrix ``Q`` per tree (QR of a Gaussian
-matrix, signs fixed by ``diag(R)`` so ``Q`` is Haar distributed); CART on ``X Q``; a split on column ``j`` is the
-hyperplane with normal ``Q e_j``.
+The basis vector ``e_i`` (``householder=``):
+
+* ``"farthest"`` — the OF-AE authors' choice (``modules/HHCART.py`` of their code): ``i = argmax_i
+  ||e_i - d||``, with ``d`` the estimator's component as scikit-learn returns it (unit length for PCA and
+  TruncatedSVD; *not* normalised for FastICA, FactorAnalysis and the Gaussian random projection, whose
+  components have the data's or the projection's scale), and no reflection when every ``||e_i - d||`` is
+  at most ``tau = 1e-4``. For a unit ``d`` this is ``argmin_i d_i``, so ``H e_i = d``; for a non-unit ``d``
+  the reflection is still orthogonal but maps ``e_i`` onto ``d`` only up to scale and angle. The sign of a
+  PCA/SVD component follows scikit-learn 1.1 (the authors' version): the sample with the largest
+  ``|score|`` has a positive score.
+* ``"largest"`` — our earlier choice: ``d`` normalised, ``i = argmax_i |d_i|`` with the sign of ``d`` fixed
+  so that ``d_i > 0``; then ``H e_i = d`` as well.
+
+RandCART (Blaser & Fryzlewicz 2016): a random orthogonal matrix ``Q`` (QR of a Gaussian matrix, signs
+fixed by ``diag(R)`` so ``Q`` is Haar distributed); CART on ``X Q``; a split on column ``j`` is the
+hyperplane with normal ``Q e_j``. ``rotation="per_node"`` draws a new ``Q`` at every node, as the OF-AE
+authors' ``modules/RandCART.py`` does; ``"per_tree"`` draws one per tree (Blaser & Fryzlewicz's
+random-rotation ensembles). The authors' RandCART also turns a node into a leaf when a child of its split
+would hold at most ``min_samples = 2`` samples; that check is not reproduced here (``min_samples_leaf``
+bounds the children instead, before the split is chosen).
 """
 
 from __future__ import annotations
@@ -21,8 +39,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from treebook.oblique.splits import best_column_split
+from treebook.tree.splits import HyperplaneSplit
 
-__all__ = ["DIRECTIONS", "TreeArrays", "grow_oblique_tree", "node_direction", "random_rotation"]
+__all__ = ["DIRECTIONS", "HOUSEHOLDER", "ObliqueSplit", "TreeArrays", "grow_oblique_core_tree", "grow_oblique_tree",
+           "node_direction", "oblique_find_split", "random_rotation", "tree_arrays"]
 
 DIRECTIONS = ("pca", "svd", "ica", "fa", "grp")
 
@@ -87,16 +107,28 @@ def _top_right_singular(A):
     return v
 
 
-def node_direction(Xn, direction, rng):
-    """Unit 1-D direction of the node's data (``n_components = 1``), or None if degenerate.
+def _svd_sign(v, A):
+    """``v`` with the sign scikit-learn 1.1's ``svd_flip`` gives a component: the row of ``A`` (the data
+    the component was computed from, centred for PCA) with the largest ``|A v|`` has a positive score."""
+    scores = A @ v
+    k = int(np.argmax(np.abs(scores)))
+    return -v if scores[k] < 0 else v
+
+
+def node_direction(Xn, direction, rng, normalise=True):
+    """1-D direction of the node's data (``n_components = 1``), or None if degenerate.
 
     ``pca``: first principal axis; ``svd``: TruncatedSVD (no centring); ``ica``: FastICA unmixing row;
-    ``fa``: FactorAnalysis loading; ``grp``: Gaussian random projection row.
+    ``fa``: FactorAnalysis loading; ``grp``: Gaussian random projection row (i.i.d. N(0, 1) entries, as
+    scikit-learn's with one component). With ``normalise=False`` the vector keeps the scale of
+    scikit-learn's ``components_[0]`` (unit for PCA and SVD), as the OF-AE authors use it; the signs of PCA
+    and SVD components follow scikit-learn 1.1 (see :func:`_svd_sign`).
     """
     if direction == "pca":
-        v = _top_right_singular(Xn - Xn.mean(axis=0))
+        Xc = Xn - Xn.mean(axis=0)
+        v = _svd_sign(_top_right_singular(Xc), Xc)
     elif direction == "svd":
-        v = _top_right_singular(Xn)
+        v = _svd_sign(_top_right_singular(Xn), Xn)
     elif direction == "grp":
         v = rng.standard_normal(Xn.shape[1])
     elif direction in ("ica", "fa"):
@@ -108,7 +140,7 @@ def node_direction(Xn, direction, rng):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if direction == "ica":
-                m = FastICA(n_components=1, random_state=seed, max_iter=200, whiten="unit-variance")
+                m = FastICA(n_components=1, random_state=seed, max_iter=200, whiten="arbitrary-variance")
             else:
                 m = FactorAnalysis(n_components=1, random_state=seed)
             try:
@@ -121,124 +153,174 @@ def node_direction(Xn, direction, rng):
     nv = np.linalg.norm(v)
     if not np.isfinite(nv) or nv < 1e-12:
         return None
-    return v / nv
+    return v / nv if normalise else v
 
 
-def _householder_u(d):
-    """``u`` with ``(I - 2uu^T) e_k = d`` for ``k = argmax |d|`` (sign of ``d`` fixed so ``d_k > 0``)."""
-    k = int(np.argmax(np.abs(d)))
-    if d[k] < 0:
-        d = -d
+#: the authors' ``tau``: no reflection when every ``||e_i - d||`` is at most this
+HOUSEHOLDER_TAU = 1e-4
+HOUSEHOLDER = ("farthest", "largest")
+
+
+def _householder_u(d, rule="largest"):
+    """``(u, d, i)`` with ``H = I - 2uu^T`` and basis index ``i`` (see the module docstring), or
+    ``(None, d, -1)`` when no reflection is made. ``"largest"`` flips ``d`` so that ``d_i > 0``."""
+    if rule == "farthest":
+        dist = np.sqrt(np.maximum(2.0 - 2.0 * d + d @ d - 1.0, 0.0))  # ||e_i - d||, every i
+        if not (dist > HOUSEHOLDER_TAU).any():
+            return None, d, -1
+        i = int(np.argmax(dist))
+    elif rule == "largest":
+        i = int(np.argmax(np.abs(d)))
+        if d[i] < 0:
+            d = -d
+    else:
+        raise ValueError(f"householder must be one of {HOUSEHOLDER}, got {rule!r}")
     v = -d.copy()
-    v[k] += 1.0
+    v[i] += 1.0
     nv = np.linalg.norm(v)
     if nv < 1e-12:
-        return None, d
-    return v / nv, d
+        return None, d, -1
+    return v / nv, d, i
 
 
-def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
-                      split_rule="best", rotation=None, rng=None):
-    """Grow one regression tree (MSE) with oblique splits; see the module docstring.
+class ObliqueSplit(HyperplaneSplit):
+    """A :class:`~treebook.tree.HyperplaneSplit` (``x . weights >= bias`` goes right) that remembers how it
+    was found: HHCART's direction ``d`` at the node and the coefficient ``beta`` of ``d`` in the normal
+    (``weights = sparse part + beta d``; ``direction`` None and ``dir_coef`` 0 for axis-parallel and RandCART
+    splits). The low-rank decoder uses them (:func:`treebook.oblique.decode.lowrank_structure`)."""
 
-    ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (plain CART) or ``"random"`` (a random feature
-    and a uniform threshold in the node's range, as RandomTreesEmbedding). For RandCART, ``rotation`` is the
-    tree's orthogonal matrix (drawn from ``rng`` if None).
-    """
+    def __init__(self, weights, bias: float, direction=None, dir_coef: float = 0.0):
+        super().__init__(weights, bias)
+        self.direction = None if direction is None else np.asarray(direction, dtype=float).ravel()
+        self.dir_coef = float(dir_coef)
+
+
+def oblique_find_split(kind="hhcart", direction="pca", split_rule="mean", rotation="per_node",
+                       householder="farthest", rng=None, n_features=None):
+    """The split search of one oblique tree as a ``find_split`` for :func:`treebook.tree.grow.grow_tree`:
+    ``find_split(X_node, y_node, features, min_samples_leaf)`` returns a
+    :class:`~treebook.tree.grow.Candidate` whose split is an :class:`ObliqueSplit` and whose cost is the
+    children's total squared error (the core's units), or None. ``kind``, ``direction``, ``split_rule``,
+    ``rotation`` and ``householder`` are those of :func:`grow_oblique_tree`; ``rotation`` may also be a
+    ``q x q`` orthogonal matrix (one rotation for the whole tree), and ``"per_tree"`` needs ``n_features``."""
+    from treebook.tree.grow import Candidate
+
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    n, q = X.shape
-    if kind == "randcart" and rotation is None:
-        rotation = random_rotation(q, rng)
-    max_depth = np.inf if max_depth is None else max_depth
-    left, right, W, D, bias, value, nsamp, imp, depth = [], [], [], [], [], [], [], [], []
-    beta = []
+    if kind not in ("hhcart", "randcart", "axis", "random"):
+        raise ValueError(f"kind must be 'hhcart', 'randcart', 'axis' or 'random', got {kind!r}")
+    per_node = isinstance(rotation, str) and rotation == "per_node"
+    if kind == "randcart" and isinstance(rotation, str):
+        if rotation not in ("per_node", "per_tree"):
+            raise ValueError(f"rotation must be 'per_node', 'per_tree' or a matrix, got {rotation!r}")
+        rotation = None if per_node else random_rotation(n_features, rng)
 
-    def new_node(idx, dep):
-        yn = y[idx]
-        left.append(-1)
-        right.append(-1)
-        W.append(np.zeros(q))
-        D.append(np.zeros(q))
-        beta.append(0.0)
-        bias.append(0.0)
-        value.append(float(yn.mean()))
-        nsamp.append(len(idx))
-        imp.append(float(yn.var()))
-        depth.append(dep)
-        return len(left) - 1
-
-    stack = [(new_node(np.arange(n), 0), np.arange(n), 0)]
-    while stack:
-        node, idx, dep = stack.pop()
-        if dep >= max_depth or len(idx) < max(2, 2 * min_samples_leaf) or imp[node] <= 1e-15:
-            continue
-        Xn, yn = X[idx], y[idx]
-        d = None
+    def find_split(Xn, yn, features, min_samples_leaf):
+        q = Xn.shape[1]
+        d, u, beta = None, None, 0.0
         if kind == "random":  # RandomTreesEmbedding-style: random feature, uniform threshold in its range
             mn, mx = Xn.min(axis=0), Xn.max(axis=0)
             cand = np.flatnonzero(mx > mn)
             if len(cand) == 0:
-                continue
+                return None
             j = int(rng.choice(cand))
             thr = float(rng.uniform(mn[j], mx[j]))
             if not thr > mn[j]:
                 thr = float(mx[j])
-            Z = Xn
             found = (j, thr, 0.0)
-        elif kind == "axis":
-            Z = Xn
-        elif kind == "randcart":
-            Z = Xn @ rotation
-        elif kind == "hhcart":
-            d = node_direction(Xn, direction, rng)
-            u = None
-            if d is not None:
-                u, d = _householder_u(d)
-            if u is None:
-                Z, d = Xn, None
-            else:
-                Z = np.hstack([Xn, Xn - 2.0 * np.outer(Xn @ u, u)])
         else:
-            raise ValueError(f"kind must be 'hhcart', 'randcart', 'axis' or 'random', got {kind!r}")
-        if kind != "random":
+            if kind == "axis":
+                Z = Xn
+            elif kind == "randcart":
+                rot = random_rotation(q, rng) if per_node else rotation
+                Z = Xn @ rot
+            else:
+                d = node_direction(Xn, direction, rng, normalise=householder != "farthest")
+                if d is not None:
+                    u, d, i_basis = _householder_u(d, householder)
+                if u is None:
+                    Z, d = Xn, None
+                else:
+                    Z = np.hstack([Xn, Xn - 2.0 * np.outer(Xn @ u, u)])
             found = best_column_split(Z, yn, min_samples_leaf, split_rule)
         if found is None:
-            continue
+            return None
         j, thr, _ = found
+        d_used = None
         if kind in ("axis", "random") or (kind == "hhcart" and j < q):
             w = np.zeros(q)
             w[j] = 1.0
-            d_used = np.zeros(q)
         elif kind == "randcart":
-            w = rotation[:, j].copy()
-            d_used = np.zeros(q)
+            w = rot[:, j].copy()
         else:
             jj = j - q
             w = -2.0 * u[jj] * u
             w[jj] += 1.0
             d_used = d
-            # H e_jj = e_jj - 2 u_jj (e_k - d) / ||e_k - d||: the coefficient of d is 2 u_jj / ||e_k - d||
-            k = int(np.argmax(np.abs(d)))
-            beta[node] = 2.0 * u[jj] / np.sqrt(max(2.0 * (1.0 - d[k]), 1e-300))
+            # H e_jj = e_jj - 2 u_jj (e_i - d) / ||e_i - d||: the coefficient of d is 2 u_jj / ||e_i - d||
+            e_minus_d = -d.copy()
+            e_minus_d[i_basis] += 1.0
+            beta = 2.0 * u[jj] / max(float(np.linalg.norm(e_minus_d)), 1e-300)
         # route with the stored hyperplane itself so that training samples and apply() agree exactly
-        go_right = Xn @ w >= thr
-        if go_right.all() or not go_right.any():
-            continue
-        W[node] = w
-        D[node] = d_used
-        bias[node] = thr
-        ri = idx[go_right]
-        li = idx[~go_right]
-        lnode = new_node(li, dep + 1)
-        rnode = new_node(ri, dep + 1)
-        left[node] = lnode
-        right[node] = rnode
-        stack.append((rnode, ri, dep + 1))
-        stack.append((lnode, li, dep + 1))
-    return TreeArrays(
-        left=np.array(left, dtype=np.int64), right=np.array(right, dtype=np.int64), weights=np.array(W),
-        bias=np.array(bias), value=np.array(value), n_samples=np.array(nsamp, dtype=np.int64),
-        impurity=np.array(imp), depth=np.array(depth, dtype=np.int64), direction=np.array(D),
-        dir_coef=np.array(beta))
+        right = Xn @ w >= thr
+        n_r = int(right.sum())
+        if n_r == 0 or n_r == len(right):
+            return None
+        y_r, y_l = yn[right], yn[~right]
+        cost = float(len(y_r) * y_r.var() + len(y_l) * y_l.var())
+        return Candidate(ObliqueSplit(w, thr, d_used, beta), cost, right)
+
+    return find_split
+
+
+def tree_arrays(tree, n_features):
+    """A core :class:`~treebook.tree.Tree` of oblique splits packed into :class:`TreeArrays` (node ids kept)
+    for the forest's compiled encoder and decoder."""
+    n = tree.n_nodes
+    W = np.zeros((n, n_features))
+    D = np.zeros((n, n_features))
+    bias = np.zeros(n)
+    beta = np.zeros(n)
+    for nd in np.flatnonzero(~tree.is_leaf):
+        s = tree.splits[nd]
+        W[nd] = s.weights
+        bias[nd] = s.bias
+        if getattr(s, "direction", None) is not None:
+            D[nd] = s.direction
+            beta[nd] = s.dir_coef
+    return TreeArrays(left=np.where(tree.is_leaf, -1, tree.children_left).astype(np.int64),
+                      right=np.where(tree.is_leaf, -1, tree.children_right).astype(np.int64), weights=W,
+                      bias=bias, value=tree.value[:, 0].copy(), n_samples=tree.n_node_samples.astype(np.int64),
+                      impurity=tree.impurity.copy(), depth=tree.depth.astype(np.int64), direction=D, dir_coef=beta)
+
+
+def grow_oblique_core_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
+                           split_rule="mean", rotation="per_node", householder="farthest", rng=None):
+    """Grow one oblique regression tree through the core's :func:`treebook.tree.grow.grow_tree` (depth first,
+    leaf value the mean, impurity the variance) with :func:`oblique_find_split`; returns the core
+    :class:`~treebook.tree.Tree`. See :func:`grow_oblique_tree` for the parameters."""
+    from treebook.tree.grow import grow_tree
+
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    find_split = oblique_find_split(kind, direction, split_rule, rotation, householder, rng, X.shape[1])
+    return grow_tree(X, y, find_split=find_split, leaf_value=lambda t: np.array([t.mean()]),
+                     node_impurity=lambda t: float(t.var()), max_depth=max_depth, min_samples_split=2,
+                     min_samples_leaf=min_samples_leaf)
+
+
+def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
+                      split_rule="mean", rotation="per_node", householder="farthest", rng=None):
+    """Grow one regression tree with oblique splits (see the module docstring) through the core's
+    ``grow_tree`` (:func:`grow_oblique_core_tree`), packed into :class:`TreeArrays`.
+
+    ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (CART) or ``"random"`` (a random feature and a
+    uniform threshold in the node's range, as RandomTreesEmbedding). ``split_rule`` is the split search of
+    :func:`treebook.oblique.splits.best_column_split` (``"mean"``: the OF-AE authors'; ``"best"``: CART's).
+    For RandCART, ``rotation`` is ``"per_node"`` (a new random rotation at every node, the authors'),
+    ``"per_tree"`` (one drawn for the tree) or a ``q x q`` orthogonal matrix used for the whole tree.
+    ``householder`` picks HHCART's basis vector (``"farthest"``: the authors'; ``"largest"``).
+    """
+    tree = grow_oblique_core_tree(X, y, kind=kind, direction=direction, max_depth=max_depth,
+                                  min_samples_leaf=min_samples_leaf, split_rule=split_rule, rotation=rotation,
+                                  householder=householder, rng=rng)
+    return tree_arrays(tree, np.asarray(X).shape[1])
