@@ -662,12 +662,14 @@ def figure5_point(dataset, fold, method, *, n_outer_folds=5, seed=2017, sim_n_sa
 
 
 def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
-    """The rows of :func:`cross_validate_methods` for Figure 5, read from a finished ``treebook sweep`` of
-    ``notebooks/sweeps/02-figure5-point.ipynb`` in ``folder`` (its ``results.csv``).
+    """The rows of :func:`cross_validate_methods` for Figure 5, read from the run folders of a
+    ``treebook sweep`` of ``notebooks/sweeps/02-figure5-point.ipynb`` in ``folder`` (``runs/<id>/`` with
+    ``params.json`` and ``result.json``, the files a sweep commits; the results table is not needed).
 
-    Every (data set, fold ``1..n_folds``, method) must be there and have run, and every parameter in ``expected``
-    (``seed``, the grids, ...) must have the given value in every run: a sweep made with other settings is
-    refused with the points or parameters that differ.
+    Every (data set, fold ``1..n_folds``, method) must have a finished run whose parameters in ``expected``
+    (``seed``, the grids, ...) have the given values (a parameter absent from ``params.json`` has the
+    point notebook's default): a sweep made with other settings is refused with the points or parameters
+    that differ. ``seconds`` is the run's wall time where the run folder records it (``run.json``), else NaN.
     """
     import ast
     import json
@@ -675,30 +677,57 @@ def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
 
     from ..notebooks import notebook_parameters
 
-    table = pd.read_csv(Path(folder) / "results.csv")
     defaults = {k: ast.literal_eval(v) for k, v in notebook_parameters("sweeps/02-figure5-point").items()}
-    failed = table[table.status != "ok"]
-    if len(failed):
-        raise ValueError(f"{len(failed)} point(s) of the sweep in {folder} failed or did not run: "
-                         f"{failed[['dataset', 'fold', 'method']].to_dict('records')[:5]}")
-    for name, value in expected.items():
-        if name in table.columns:
-            col = table[name].map(lambda v: json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v)
-        elif name in defaults:  # not set by the sweep: the point notebook's default
-            col = pd.Series([defaults[name]] * len(table))
-        else:
-            raise ValueError(f"{name!r} is not a parameter of the Figure 5 point notebook")
-        if not all(v == value for v in col):
-            raise ValueError(f"the sweep in {folder} ran with {name} = {sorted(set(map(str, col)))}, "
-                             f"not {value!r}")
-    want = {(d, f, m) for d in datasets for f in range(1, n_folds + 1) for m in methods}
-    have = set(zip(table.dataset, table.fold.astype(int), table.method))
-    if want - have:
-        raise ValueError(f"the sweep in {folder} lacks {len(want - have)} point(s), e.g. {sorted(want - have)[:3]}")
-    table = table[[k in want for k in zip(table.dataset, table.fold.astype(int), table.method)]]
-    param_cols = [c for c in table.columns if c.startswith("params.")]
-    rows = [{"dataset": r["dataset"], "method": r["method"], "fold": int(r["fold"]), "mse": float(r["mse"]),
-             "log10_mse": float(r["log10_mse"]), "seconds": float(r["seconds"]),
-             "params": {c.removeprefix("params."): r[c] for c in param_cols if pd.notna(r[c])}}
-            for _, r in table.iterrows()]
+    unknown = [name for name in expected if name not in defaults]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not a parameter of the Figure 5 point notebook")
+
+    def read(path):
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    runs = []
+    root = Path(folder) / "runs"
+    for run in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        params = read(run / "params.json")
+        if not isinstance(params, dict):
+            continue
+        record = read(run / "result.json")
+        info = read(run / "run.json")
+        runs.append((run.name, {**defaults, **params}, record if isinstance(record, dict) else None,
+                     float(info["seconds"]) if isinstance(info, dict) and info.get("seconds") is not None
+                     else float("nan")))
+    rows, missing, unfinished, mismatched = [], [], [], {}
+    for d in datasets:
+        for f in range(1, n_folds + 1):
+            for m in methods:
+                same = [r for r in runs if r[1]["dataset"] == d and int(r[1]["fold"]) == f and r[1]["method"] == m]
+                match = [r for r in same if all(r[1][k] == v for k, v in expected.items())]
+                if not match:
+                    if same:
+                        for k, v in expected.items():
+                            if same[0][1][k] != v:
+                                mismatched.setdefault(k, set()).add(str(same[0][1][k]))
+                    else:
+                        missing.append((d, f, m))
+                    continue
+                done = [r for r in match if r[2] is not None and isinstance(r[2].get("results"), dict)]
+                if not done:
+                    unfinished.append({"dataset": d, "fold": f, "method": m})
+                    continue
+                _name, _params, record, seconds = done[0]
+                res = record["results"]
+                rows.append({"dataset": d, "method": m, "fold": f, "mse": float(res["mse"]),
+                             "log10_mse": float(res["log10_mse"]), "seconds": seconds,
+                             "params": dict(res.get("params", {}))})
+    if mismatched:
+        k = sorted(mismatched)[0]
+        raise ValueError(f"the sweep in {folder} ran with {k} = {sorted(mismatched[k])}, not {expected[k]!r}")
+    if missing:
+        raise ValueError(f"the sweep in {folder} lacks {len(missing)} point(s), e.g. {sorted(missing)[:3]}")
+    if unfinished:
+        raise ValueError(f"{len(unfinished)} point(s) of the sweep in {folder} failed or did not run: "
+                         f"{unfinished[:5]}")
     return pd.DataFrame(rows)
