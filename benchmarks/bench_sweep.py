@@ -9,7 +9,10 @@ treebook, as the chapters' point notebooks do, and writes its result with
 process of its own. Printed per mode: the wall time, the per-point overhead (wall time x workers /
 points, less the notebook's own work as it measured it), and the CPU seconds of the sweep's process
 and all its descendants per point (``getrusage``: the robust figure on a machine shared with other
-work); then the ratios. Writes ``benchmarks/results/sweep.json``.
+work); then the ratios. These figures hold the sweep's fixed costs (Dask's cluster, the workers'
+imports, the warm workers' templates) spread over the points; a second sweep of ``--baseline``
+points per mode gives the marginal cost of a point, free of them: (cost of ``--points`` less cost
+of ``--baseline``) / (``--points`` - ``--baseline``). Writes ``benchmarks/results/sweep.json``.
 """
 
 from __future__ import annotations
@@ -85,12 +88,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=40)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--baseline", type=int, default=4, help="points of the second sweep per mode (0: none)")
     args = ap.parse_args()
+    rows, marginal = [], []
     with tempfile.TemporaryDirectory(prefix="treebook-bench-sweep-") as tmp:
         folder = Path(tmp)
         nb = _notebook(folder)
-        rows = [run_mode(mode, nb, folder, args.points, args.workers) for mode in ("fresh", "warm")]
-    print(f"{args.points} points of a trivial notebook on {args.workers} workers")
+        for mode in ("fresh", "warm"):
+            full = run_mode(mode, nb, folder, args.points, args.workers)
+            rows.append(full)
+            if args.baseline:
+                base = run_mode(mode, nb, folder / "baseline", args.baseline, args.workers)
+                n = args.points - args.baseline
+                marginal.append({"mode": mode, "points": n,
+                                 "overhead_per_point_s": (full["wall_s"] - base["wall_s"]) * args.workers / n
+                                 - full["work_per_point_s"],
+                                 "cpu_per_point_s": (full["cpu_per_point_s"] * args.points
+                                                     - base["cpu_per_point_s"] * args.baseline) / n})
+    print(f"{args.points} points of a trivial notebook on {args.workers} workers (whole sweeps)")
     print(f"{'mode':6} {'wall (s)':>9} {'overhead/point (s)':>19} {'CPU/point (s)':>14}")
     for r in rows:
         print(f"{r['mode']:6} {r['wall_s']:9.1f} {r['overhead_per_point_s']:19.3f} {r['cpu_per_point_s']:14.3f}")
@@ -99,9 +114,16 @@ def main() -> None:
               "overhead_per_point": fresh["overhead_per_point_s"] / warm["overhead_per_point_s"],
               "cpu_per_point": fresh["cpu_per_point_s"] / warm["cpu_per_point_s"]}
     print("fresh / warm: " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
+    if marginal:
+        print(f"marginal cost of a point ({args.points} less {args.baseline} points)")
+        print(f"{'mode':6} {'overhead/point (s)':>29} {'CPU/point (s)':>14}")
+        for r in marginal:
+            print(f"{r['mode']:6} {r['overhead_per_point_s']:29.3f} {r['cpu_per_point_s']:14.3f}")
+        ratios["marginal_cpu_per_point"] = marginal[0]["cpu_per_point_s"] / marginal[1]["cpu_per_point_s"]
+        print(f"fresh / warm: marginal CPU per point {ratios['marginal_cpu_per_point']:.1f}x")
     out = Path(__file__).with_name("results") / "sweep.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "ratios": ratios}, indent=2) + "\n")
+    out.write_text(json.dumps({"rows": rows, "marginal": marginal, "ratios": ratios}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -17,9 +17,9 @@ import nbformat
 import pytest
 
 from treebook import forkserver
-from treebook.sweep import _run_point, point_id, run_sweep
+from treebook.sweep import _run_point, _warm_manager, point_id, run_sweep
 
-LEAKY = """\
+HEADER = """\
 import os
 import random
 import sys
@@ -32,7 +32,9 @@ import pandas as pd
 
 import treebook
 from treebook.results import save_results
+"""
 
+LEAKY = HEADER + """
 seen = {
     "numpy attribute": hasattr(np, "_leak"),
     "treebook attribute": hasattr(treebook, "_leak"),
@@ -58,6 +60,18 @@ random.seed(1234)
 os.chdir("/")
 save_results(result_path, {"seen": seen, "draws": draws, "cwd": cwd, "preloaded": preloaded,
                            "pid": os.getpid(), "ppid": os.getppid()})
+"""
+
+LIGHT = """\
+import sys
+
+preloaded = "numpy" in sys.modules
+
+import numpy
+
+from treebook.results import save_results
+
+save_results(result_path, {"preloaded": preloaded})
 """
 
 # what a notebook can observe of its process, beyond its own outputs; identical in a fresh and a warm kernel
@@ -127,12 +141,18 @@ def one_worker():
     cluster.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def own_server():
-    """This test process's fork server is stopped after the test."""
+    """This test process's fork server (shared by the tests that ask for the same imports) is stopped after
+    this file's tests."""
     yield
     forkserver._close_server()
-    forkserver._BROKEN = None
+
+
+def _same_environment(monkeypatch):
+    """pytest names the running test (and phase) in the environment, which a fork server's kernels must
+    share with it: the tests that share a fork server give that variable one value as they start."""
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests of warm kernels")
 
 
 def test_a_point_changing_its_process_does_not_reach_the_next_point_of_its_worker(tmp_path, one_worker):
@@ -151,28 +171,6 @@ def test_a_point_changing_its_process_does_not_reach_the_next_point_of_its_worke
         assert r["cwd"] == str(nb.parent)
     # each kernel's global generators were seeded anew, not copied from the template
     assert len({tuple(r["draws"]) for r in records}) == 3
-
-
-def test_a_warm_kernel_executes_a_notebook_as_a_fresh_kernel_does(tmp_path, own_server):
-    nb = _notebook(tmp_path / "fingerprint.ipynb", FINGERPRINT)
-    runs = {}
-    for mode in ("fresh", "warm"):
-        run = tmp_path / mode
-        status = _run_point(str(nb), str(run), {"k": 0}, str(nb.parent), warm=mode == "warm")
-        assert status["status"] == "ok", status
-        executed = nbformat.read(run / "notebook.ipynb", as_version=4)
-        # the kernel's pid is in the names of its cells' files (in a warning's text)
-        outputs = [[json.loads(re.sub(r"ipykernel_\d+", "ipykernel_N", json.dumps(
-            {k: v for k, v in o.items() if k != "execution_count"}))) for o in cell.get("outputs", [])]
-            for cell in executed.cells]
-        runs[mode] = (json.loads((run / "result.json").read_text())["results"]["state"], outputs)
-    assert forkserver._SERVER is not None and forkserver._SERVER.usable()  # the warm run was forked
-    (fresh_state, fresh_outputs), (warm_state, warm_outputs) = runs["fresh"], runs["warm"]
-    for key in fresh_state:
-        assert warm_state[key] == fresh_state[key], key
-    assert warm_outputs == fresh_outputs
-    kinds = [o.get("data", {}).keys() for cell in warm_outputs for o in cell]
-    assert any("image/png" in k for k in kinds) and any("text/html" in k for k in kinds)
 
 
 async def _execute(kc, code, timeout=60):
@@ -195,8 +193,11 @@ def _gone(pid: int, timeout: float = 15) -> bool:
     return False
 
 
-def test_interrupts_deaths_and_kills_reach_the_forked_kernel(own_server):
-    manager = forkserver.kernel_manager_class(("numpy",))
+def test_interrupts_deaths_and_kills_reach_the_forked_kernel(tmp_path, own_server, monkeypatch):
+    _same_environment(monkeypatch)
+    preload = forkserver.notebook_preload(_notebook(tmp_path / "light.ipynb", LIGHT))
+    assert preload == ("numpy", "treebook.results", "treebook.results.save_results")
+    manager = forkserver.kernel_manager_class(preload)
     assert manager is not None
 
     async def scenario():
@@ -242,7 +243,8 @@ def test_interrupts_deaths_and_kills_reach_the_forked_kernel(own_server):
 
 
 def test_a_kernel_the_template_cannot_serve_is_started_fresh(tmp_path, own_server, monkeypatch):
-    nb = _notebook(tmp_path / "leaky.ipynb", LEAKY)
+    _same_environment(monkeypatch)
+    nb = _notebook(tmp_path / "light.ipynb", LIGHT)  # the fork server of the test above serves it
 
     def preloaded(run):
         status = _run_point(str(nb), str(tmp_path / run), {"k": 0}, str(nb.parent))
@@ -250,32 +252,56 @@ def test_a_kernel_the_template_cannot_serve_is_started_fresh(tmp_path, own_serve
         return json.loads((tmp_path / run / "result.json").read_text())["results"]["preloaded"]
 
     assert preloaded("warm")
-    # an environment that differs from the template's (a variable read at import could differ)
+    # an environment that differs from the template's (a variable read at import could differ): the
+    # kernel's log says why it is a fresh one
     monkeypatch.setenv("TREEBOOK_FORK_TEST", "1")
     assert not preloaded("other-environment")
+    assert "TREEBOOK_FORK_TEST" in (tmp_path / "other-environment" / "kernel.log").read_text()
     monkeypatch.delenv("TREEBOOK_FORK_TEST")
     assert preloaded("same-environment-again")
-    # a fork server that is gone is started again
-    server = forkserver._SERVER
-    server.proc.kill()
-    server.proc.wait()
-    assert preloaded("server-restarted") and forkserver._SERVER is not server
-    # a platform without fork servers runs fresh kernels, with no error
+    # a platform without fork servers gets no kernel manager: papermill's default starts fresh kernels
     monkeypatch.setattr(forkserver, "supported", lambda: False)
-    assert not preloaded("unsupported")
+    assert forkserver.kernel_manager_class(forkserver.notebook_preload(nb)) is None
+    assert _warm_manager(str(nb), str(nb.parent)) is None
+
+
+def test_a_warm_kernel_executes_a_notebook_as_a_fresh_kernel_does(tmp_path, own_server, monkeypatch):
+    _same_environment(monkeypatch)
+    nb = _notebook(tmp_path / "fingerprint.ipynb", FINGERPRINT)
+    runs = {}
+    for mode in ("fresh", "warm"):
+        run = tmp_path / mode
+        status = _run_point(str(nb), str(run), {"k": 0}, str(nb.parent), warm=mode == "warm")
+        assert status["status"] == "ok", status
+        executed = nbformat.read(run / "notebook.ipynb", as_version=4)
+        # the kernel's pid is in the names of its cells' files (in a warning's text)
+        outputs = [[json.loads(re.sub(r"ipykernel_\d+", "ipykernel_N", json.dumps(
+            {k: v for k, v in o.items() if k != "execution_count"}))) for o in cell.get("outputs", [])]
+            for cell in executed.cells]
+        runs[mode] = (json.loads((run / "result.json").read_text())["results"]["state"], outputs)
+    assert forkserver._SERVER is not None and forkserver._SERVER.usable()  # the warm run was forked
+    (fresh_state, fresh_outputs), (warm_state, warm_outputs) = runs["fresh"], runs["warm"]
+    for key in fresh_state:
+        assert warm_state[key] == fresh_state[key], key
+    assert warm_outputs == fresh_outputs
+    kinds = [o.get("data", {}).keys() for cell in warm_outputs for o in cell]
+    assert any("image/png" in k for k in kinds) and any("text/html" in k for k in kinds)
 
 
 def test_a_point_that_kills_its_fork_server_fails_alone(tmp_path, one_worker):
-    source = "import os, signal, sys\nfrom treebook.results import save_results\n" \
-             "if k == 1:\n    os.kill(os.getppid(), signal.SIGKILL)\n    import time; time.sleep(60)\n" \
-             "save_results(result_path, {'k': k, 'preloaded': 'treebook.results' in sys.modules})"
+    # the imports of the isolation test's notebook: its worker's fork server serves this one too
+    source = HEADER + ("if k == 1:\n    import signal\n    import time\n\n"
+                       "    os.kill(os.getppid(), signal.SIGKILL)\n    time.sleep(60)\n"
+                       "save_results(result_path, {'k': k, 'preloaded': preloaded, 'server': os.getppid()})\n")
     nb = _notebook(tmp_path / "killer.ipynb", source)
     points = [{"k": k} for k in range(3)]
     table = run_sweep(nb, {"points": points}, tmp_path / "out", scheduler=one_worker, progress=False,
                       log=lambda m: None)
     assert list(table.status) == ["ok", "failed", "ok"], table.error.tolist()
     assert "kernel" in table.error.iloc[1].lower()
-    assert list(table.k.iloc[[0, 2]]) == [0, 2]
+    # the point after it was forked by a new fork server
+    assert list(table.k.iloc[[0, 2]]) == [0, 2] and table.preloaded.iloc[[0, 2]].all()
+    assert table.server.iloc[0] != table.server.iloc[2]
 
 
 def test_notebook_preload_takes_top_level_imports_of_known_packages(tmp_path):

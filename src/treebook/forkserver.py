@@ -238,6 +238,7 @@ _LOCK = threading.Lock()
 _SERVER: ForkServer | None = None
 _BROKEN: str | None = None
 _EXIT_HOOK: list = []
+_RETIRED: list = []  # servers finishing their kernels before they exit
 
 
 def _close_server() -> None:
@@ -245,9 +246,10 @@ def _close_server() -> None:
     in this process's children's)."""
     global _SERVER
     with _LOCK:
-        if _SERVER is not None:
-            _SERVER.close()
-            _SERVER = None
+        for server in [*_RETIRED, *([_SERVER] if _SERVER is not None else [])]:
+            server.close()
+        _RETIRED.clear()
+        _SERVER = None
 
 
 def kernel_manager_class(preload=(), log=None):
@@ -259,8 +261,12 @@ def kernel_manager_class(preload=(), log=None):
         return None
     preload = tuple(preload)
     with _LOCK:
+        for old in [s for s in _RETIRED if s.proc.poll() is not None]:
+            old.close()
+            _RETIRED.remove(old)
         if _SERVER is not None and (_SERVER.preload != preload or not _SERVER.usable()):
             _SERVER.retire()
+            _RETIRED.append(_SERVER)
             _SERVER = None
         if _SERVER is None:
             if not _EXIT_HOOK:
@@ -317,15 +323,18 @@ class _KernelStream:
         return getattr(self._target(), name)
 
 
-def _preload(modules) -> list[str]:
-    """Import ``modules`` (as ``import`` statements would, ``a.b`` through ``a``) as they are imported in a
-    kernel; the names that failed."""
+def _preload(modules, in_kernel: bool = True) -> list[str]:
+    """Import ``modules`` (as ``import`` statements would, ``a.b`` through ``a``); the names that failed.
+
+    With ``in_kernel``, as a notebook's cell imports them: with a kernel's ``get_ipython`` and streams in
+    reach (without, as a kernel imports its own modules before it has either)."""
     import builtins
     import importlib
 
     failed = []
-    builtins.get_ipython = _KernelShellProbe  # called as get_ipython(): returns an instance
-    sys.stdout, sys.stderr = _KernelStream("stdout"), _KernelStream("stderr")
+    if in_kernel:
+        builtins.get_ipython = _KernelShellProbe  # called as get_ipython(): returns an instance
+        sys.stdout, sys.stderr = _KernelStream("stdout"), _KernelStream("stderr")
     try:
         for name in modules:
             try:
@@ -335,8 +344,9 @@ def _preload(modules) -> list[str]:
                 if not (parent and attr and hasattr(sys.modules.get(parent), attr)):
                     failed.append(name)
     finally:
-        del builtins.get_ipython
-        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        if in_kernel:
+            del builtins.get_ipython
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     for name in [m for m in sys.modules if any(m == k or m.startswith(k + ".") for k in KERNEL_ONLY)]:
         del sys.modules[name]
         parent, _, attr = name.rpartition(".")
@@ -376,13 +386,11 @@ class _Server:
         self.address = address
         self.control = control
         self.started_env = kernel_environment()
-        self.handlers = {s: signal.getsignal(s) for s in signal.valid_signals()
-                         if s not in (signal.SIGKILL, signal.SIGSTOP)}
         unset = not os.environ.get("MPLBACKEND")
         if unset:  # as a kernel has it when the notebook imports matplotlib
             os.environ["MPLBACKEND"] = INLINE_BACKEND
         env = dict(os.environ)
-        self.failed = _preload(KERNEL_MODULES)
+        self.failed = _preload(KERNEL_MODULES, in_kernel=False)
         filters = list(warnings.filters)
         self.failed += _preload(modules)
         # what the imports did to the environment, and the warnings filters that the notebook's imports
@@ -393,6 +401,8 @@ class _Server:
         if unset:
             del os.environ["MPLBACKEND"]
         self.sources = _source_state()
+        self.handlers = {s: signal.getsignal(s) for s in signal.valid_signals()
+                         if s not in (signal.SIGKILL, signal.SIGSTOP)}
         # the template's objects stay shared with its children: their garbage collections do not walk
         # them (and so do not copy the pages that hold them)
         gc.collect()
@@ -681,8 +691,10 @@ def main(argv=None) -> None:
     os.dup2(devnull, 1)
     os.close(devnull)
     child = server.serve()
-    if child is not None:
-        _run_kernel(*child)
+    if child is None:  # the server's own exit: nothing of its modules needs tearing down
+        sys.stderr.flush()
+        os._exit(0)
+    _run_kernel(*child)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,11 @@ The output folder stays consistent whatever happens to a sweep:
 * a worker that dies is replaced and its point run again by Dask, up to
   ``distributed.scheduler.allowed-failures`` times, after which that point alone is recorded as failed.
 
+Each point's kernel is by default forked from a template process per worker that has done the
+notebook's imports (:mod:`treebook.forkserver`; Linux only, ``warm=False`` or ``--fresh-kernels`` for a
+fresh kernel per point): a process of its own per point, so that all of the above holds alike, and
+nothing a point changes in its process reaches the next point.
+
 The grid file is YAML, either a mapping ``name: [values...]`` (the cartesian product is run) or a
 mapping with any of three sections:
 
