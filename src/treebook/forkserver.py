@@ -21,7 +21,8 @@ was started for, and when no treebook source file changed since the template imp
 otherwise (and wherever the server cannot be reached) the launcher starts a fresh kernel instead.
 
 What differs from a fresh kernel, by design: the preloaded modules are in ``sys.modules`` before the
-notebook imports them. The template imports them with the ``get_ipython`` of a kernel in reach (as
+notebook imports them, and the kernel's parent process is the fork server (``JPY_PARENT_PID`` names
+the worker that started it, for either kind of kernel). The template imports them with the ``get_ipython`` of a kernel in reach (as
 they are in a kernel, where a library may ask, e.g. pandas for its default ``display.max_columns``),
 and the child reseeds the global random generators it inherited (``random`` and numpy's legacy
 ``np.random`` functions draw from the operating system's entropy, as in a fresh process). String
