@@ -562,9 +562,11 @@ class _Server:
             conn.close()
         if self.listener.fileno() >= 0:
             self.listener.close()
-        _unlink(self.address)
+        folder = os.path.dirname(self.address)
         try:
-            os.rmdir(os.path.dirname(self.address))
+            for name in os.listdir(folder):  # the socket and the log: the folder is the server's alone
+                _unlink(os.path.join(folder, name))
+            os.rmdir(folder)
         except OSError:
             pass
 
