@@ -173,8 +173,9 @@ def test_a_point_changing_its_process_does_not_reach_the_next_point_of_its_worke
     assert len({tuple(r["draws"]) for r in records}) == 3
 
 
-async def _execute(kc, code, timeout=60):
-    out = []
+async def _execute(kc, code, timeout=60, out=None):
+    """The text a cell printed (and the name of the error it raised); ``out`` receives it as it comes."""
+    out = [] if out is None else out
     await kc.execute_interactive(code, timeout=timeout,
                                  output_hook=lambda m: out.append(m["content"].get("text", "")
                                                                   if m["msg_type"] == "stream" else
@@ -210,10 +211,15 @@ def test_interrupts_deaths_and_kills_reach_the_forked_kernel(tmp_path, own_serve
             pid = int(await _execute(kc, "import os, sys; print(os.getpid())"))
             assert await _execute(kc, "print('numpy' in sys.modules)") == "True"
             # an interrupt (SIGINT to the launcher's process group) stops the running cell, not the kernel
-            running = asyncio.ensure_future(_execute(kc, "import time; time.sleep(30)"))
-            await asyncio.sleep(1.0)
+            out = []
+            running = asyncio.ensure_future(_execute(kc, "import time\nprint('asleep', flush=True)\n"
+                                                         "time.sleep(60)", out=out))
+            for _ in range(600):  # interrupt once the cell runs
+                if out:
+                    break
+                await asyncio.sleep(0.05)
             await km.interrupt_kernel()
-            assert await asyncio.wait_for(running, 20) == "KeyboardInterrupt"
+            assert await asyncio.wait_for(running, 30) == "asleep\nKeyboardInterrupt"
             assert await _execute(kc, "print(6 * 7)") == "42"
             # the kernel's exit status reaches jupyter_client through the launcher
             launcher = km.provisioner.process
