@@ -34,8 +34,8 @@ while hold and os.path.exists(hold):
     time.sleep(0.1)
 if die == "kernel":
     os._exit(3)
-if die == "worker":
-    os.kill(os.getppid(), signal.SIGKILL)
+if die == "worker":  # the process that started this kernel: its parent, or that of its fork server
+    os.kill(int(os.environ["JPY_PARENT_PID"]), signal.SIGKILL)
     time.sleep(60)
 save_results(result_path, {"x": x, "x_type": type(x).__name__, "y": y})
 """

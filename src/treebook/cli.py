@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=_positive_int, default=None, help="LocalCluster workers (default 2)")
     s.add_argument("--out", required=True, help="output folder")
     s.add_argument("--no-progress", action="store_true")
+    s.add_argument("--fresh-kernels", action="store_true",
+                   help="start a fresh kernel per point (default: fork it from a worker's template that "
+                        "has done the notebook's imports, where the platform allows)")
     return p
 
 
@@ -96,7 +99,8 @@ def main(argv=None) -> int:
 
         try:
             table = run_sweep(args.notebook, args.grid, args.out, base_params=args.params,
-                              scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress)
+                              scheduler=args.scheduler, workers=args.workers, progress=not args.no_progress,
+                              warm=not args.fresh_kernels)
         except (ValueError, FileNotFoundError, SweepLockError) as exc:
             print(f"treebook sweep: {exc}", file=sys.stderr)
             return 2

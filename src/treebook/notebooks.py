@@ -39,9 +39,7 @@ def execute_notebook(src, dst, *, attempts: int = 3, **kwargs):
     """
     import papermill
 
-    if os.environ.get("MPLBACKEND", "").lower() in {"agg", "pdf", "ps", "svg", "cairo", "template"}:
-        del os.environ["MPLBACKEND"]
-
+    drop_headless_backend()
     for attempt in range(1, attempts + 1):
         try:
             return papermill.execute_notebook(str(src), str(dst), **kwargs)
@@ -49,6 +47,13 @@ def execute_notebook(src, dst, *, attempts: int = 3, **kwargs):
             if KERNEL_START_FAILURE not in str(exc) or attempt == attempts:
                 raise
             time.sleep(0.5 + random.random())
+
+
+def drop_headless_backend() -> None:
+    """Remove a non-interactive ``MPLBACKEND`` from this process's environment (see
+    :func:`execute_notebook`): kernels started from here then keep their inline backend."""
+    if os.environ.get("MPLBACKEND", "").lower() in {"agg", "pdf", "ps", "svg", "cairo", "template"}:
+        del os.environ["MPLBACKEND"]
 
 
 def read_yaml(path):

@@ -20,6 +20,11 @@ The output folder stays consistent whatever happens to a sweep:
 * a worker that dies is replaced and its point run again by Dask, up to
   ``distributed.scheduler.allowed-failures`` times, after which that point alone is recorded as failed.
 
+Each point's kernel is by default forked from a template process per worker that has done the
+notebook's imports (:mod:`treebook.forkserver`; Linux only, ``warm=False`` or ``--fresh-kernels`` for a
+fresh kernel per point): a process of its own per point, so that all of the above holds alike, and
+nothing a point changes in its process reaches the next point.
+
 The grid file is YAML, either a mapping ``name: [values...]`` (the cartesian product is run) or a
 mapping with any of three sections:
 
@@ -337,7 +342,24 @@ def _read_result(path: Path):
     return record, problem
 
 
-def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "") -> dict:
+_PRELOADS: dict = {}
+
+
+def _warm_manager(nb: str, cwd: str):
+    """The kernel manager class of this worker's fork server for ``nb`` (None: fresh kernels)."""
+    from . import forkserver
+    from .notebooks import drop_headless_backend
+
+    if not forkserver.supported():
+        return None
+    drop_headless_backend()  # before the template starts, so that it has the kernels' environment
+    key = (nb, cwd)
+    if key not in _PRELOADS:
+        _PRELOADS[key] = forkserver.notebook_preload(nb, cwd)
+    return forkserver.kernel_manager_class(_PRELOADS[key], log=_report)
+
+
+def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", warm: bool = True) -> dict:
     """Execute one point (runs on a Dask worker). Never raises: errors are recorded.
 
     Every file is written whole (temporary file and rename): ``params.json`` first, then the notebook's
@@ -345,6 +367,10 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "") -
     ``notebook.ipynb``. A run that fails after its notebook wrote ``result.json`` keeps that file as
     ``result.json.failed``, so that only a finished point has a ``result.json``. ``.running`` names the attempt (``token``) while it runs, so that the sweep can
     tell a point whose worker died while running it from one that never started.
+
+    With ``warm``, the kernel is forked from this worker's fork server (:mod:`treebook.forkserver`),
+    which has done the notebook's imports; without it (or where fork servers are not supported) it is a
+    fresh kernel.
     """
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
@@ -355,6 +381,13 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "") -
     _write_text(run / "params.json", json.dumps(params, sort_keys=True, default=str))
     t0 = time.perf_counter()
     status, error = "ok", ""
+    manager = None
+    if warm:
+        try:
+            manager = _warm_manager(nb, cwd)
+        except Exception as exc:  # noqa: BLE001 - a fork server that cannot serve leaves fresh kernels
+            _report(f"fork server unavailable ({type(exc).__name__}: {exc}); this point gets a fresh kernel")
+    extra = {"kernel_manager_class": manager} if manager is not None else {}
     # the kernel process inherits this worker's stderr: send its log to the run folder instead of the
     # console (or of the notebook that started the cluster)
     saved = os.dup(2)
@@ -362,7 +395,7 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "") -
         with open(run / "kernel.log", "ab") as log:
             os.dup2(log.fileno(), 2)
             execute_notebook(nb, partial, parameters={**params, "result_path": str(result_path)},
-                             cwd=cwd, progress_bar=False, kernel_name="python3")
+                             cwd=cwd, progress_bar=False, kernel_name="python3", **extra)
         _record, problem = _read_result(result_path)
         if problem == "missing":
             raise RuntimeError("the notebook wrote no result JSON")
@@ -459,7 +492,8 @@ def _plan(out: Path, points: list[dict], base: dict, log) -> tuple[dict, list]:
     return rows, todo
 
 
-def _execute(nb: Path, out: Path, todo: list, scheduler, workers, progress: bool, total: int, log) -> dict:
+def _execute(nb: Path, out: Path, todo: list, scheduler, workers, progress: bool, total: int, log,
+             warm: bool = True) -> dict:
     """Run the points of ``todo`` on Dask; return ``{id: status}``.
 
     A worker that dies while running a point makes Dask run that point again, on another worker, up to
@@ -486,7 +520,7 @@ def _execute(nb: Path, out: Path, todo: list, scheduler, workers, progress: bool
         def submit(pid, full):
             token = f"{pid}-{resubmits[pid]}-{secrets.token_hex(4)}"
             fut = client.submit(_run_point, str(nb), str(out / "runs" / pid), full, str(nb.parent), token,
-                                pure=False, key=f"sweep-point-{token}")
+                                warm, pure=False, key=f"sweep-point-{token}")
             futures[fut] = (pid, full, token)
             return fut
 
@@ -570,7 +604,7 @@ def _write_tables(out: Path, table: pd.DataFrame) -> None:
 
 
 def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = None,
-              workers: int | None = None, progress: bool = True, log=None) -> pd.DataFrame:
+              workers: int | None = None, progress: bool = True, log=None, warm: bool = True) -> pd.DataFrame:
     """Run ``notebook`` at every grid point on Dask and return the results table of the grid's points.
 
     Parameters
@@ -593,6 +627,10 @@ def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = 
     log : callable, optional
         Receives one message per damaged or missing record (named by path) and per lock taken over;
         printed to stderr by default.
+    warm : bool, default True
+        Fork each point's kernel from a template process per worker that has done the notebook's
+        imports (:mod:`treebook.forkserver`; Linux only, fresh kernels elsewhere). False starts a fresh
+        kernel per point.
 
     Notes
     -----
@@ -616,7 +654,7 @@ def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = 
     try:
         _clean_leftovers(out)
         rows, todo = _plan(out, points, base, log)
-        statuses = _execute(nb, out, todo, scheduler, workers, progress, len(points), log) if todo else {}
+        statuses = _execute(nb, out, todo, scheduler, workers, progress, len(points), log, warm) if todo else {}
         table, everything = _gather(out, rows, statuses, log)
         _write_tables(out, everything)
     finally:

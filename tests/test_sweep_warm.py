@@ -1,0 +1,342 @@
+"""Warm sweep kernels (`treebook.forkserver`): a point that changes its process's state does not reach the
+next point of the same worker, a warm kernel gives the executed notebook of a fresh one, signals and deaths
+reach the forked kernel as they reach a fresh one, and wherever the template cannot serve a kernel a fresh
+one is started instead."""
+
+import asyncio
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import dask
+import distributed  # noqa: F401 - loads its configuration before dask.config.set changes part of it
+import nbformat
+import pytest
+
+from treebook import forkserver
+from treebook.sweep import _run_point, _warm_manager, point_id, run_sweep
+
+HEADER = """\
+import os
+import random
+import sys
+
+preloaded = "pandas" in sys.modules  # before this notebook imports anything
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+import treebook
+from treebook.results import save_results
+"""
+
+LEAKY = HEADER + """
+seen = {
+    "numpy attribute": hasattr(np, "_leak"),
+    "treebook attribute": hasattr(treebook, "_leak"),
+    "environment variable": "TREEBOOK_LEAK" in os.environ,
+    "rcParams": plt.rcParams["lines.linewidth"] == 7.5,
+    "pandas option": pd.get_option("display.max_rows") == 3,
+    "sys.path": "/leak" in sys.path,
+    "sys.modules": "treebook_leak_module" in sys.modules,
+    "np.random seeded": np.random.random() == np.random.RandomState(1234).random_sample(),
+    "random seeded": random.random() == random.Random(1234).random(),
+}
+draws = [float(np.random.random()), random.random()]
+cwd = os.getcwd()
+
+np._leak = treebook._leak = True
+os.environ["TREEBOOK_LEAK"] = "1"
+plt.rcParams["lines.linewidth"] = 7.5
+pd.set_option("display.max_rows", 3)
+sys.path.append("/leak")
+sys.modules["treebook_leak_module"] = treebook
+np.random.seed(1234)
+random.seed(1234)
+os.chdir("/")
+save_results(result_path, {"seen": seen, "draws": draws, "cwd": cwd, "preloaded": preloaded,
+                           "pid": os.getpid(), "ppid": os.getppid()})
+"""
+
+LIGHT = """\
+import sys
+
+preloaded = "numpy" in sys.modules
+
+import numpy
+
+from treebook.results import save_results
+
+save_results(result_path, {"preloaded": preloaded})
+"""
+
+# what a notebook can observe of its process, beyond its own outputs; identical in a fresh and a warm kernel
+FINGERPRINT = """\
+import logging
+import os
+import signal
+import sys
+import warnings
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from treebook.results import save_results
+
+fig, ax = plt.subplots(figsize=(2, 1.5))
+ax.plot([0, 1, 4])
+plt.show()
+display(pd.DataFrame(np.arange(60).reshape(2, 30)))
+print(pd.DataFrame(np.arange(60).reshape(2, 30)))
+print(np.linalg.norm(np.ones((300, 300)) @ np.ones((300, 300))))
+state = {
+    "backend": matplotlib.get_backend(),
+    "rcParams": {k: repr(v) for k, v in plt.rcParams.items()},
+    "pandas options": {k: repr(pd.get_option(k)) for k in pd._config.config._registered_options},
+    "numpy print options": repr(np.get_printoptions()),
+    "warnings filters": [repr(f) for f in warnings.filters],
+    "sys.path": [p.replace(os.getcwd(), "<cwd>") for p in sys.path],
+    "argv0": sys.argv[0],
+    "cwd": os.getcwd(),
+    "environment": sorted(os.environ),
+    "main module": sorted(k for k in vars(sys.modules["__main__"]) if not k.startswith("_")),
+    "stdout": type(sys.stdout).__name__,
+    "displayhook": type(sys.displayhook).__name__,
+    "excepthook": repr(sys.excepthook).split(" at ")[0],
+    "signals": {s.name: repr(signal.getsignal(s)).split(" at ")[0] for s in
+                (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE, signal.SIGHUP)},
+    "logging": [logging.getLogger().level, len(logging.getLogger().handlers)],
+    "flags": repr(sys.flags),
+    "hash": hash("treebook") if os.environ.get("PYTHONHASHSEED") else None,
+}
+save_results(result_path, {"state": state})
+"""
+
+
+def _notebook(path: Path, source: str, params: str = "result_path = None\nk = 0") -> Path:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(params)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell, nbformat.v4.new_code_cell(source)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def one_worker():
+    """A Dask scheduler with a single worker (one thread): every point of a sweep runs on that worker, one
+    after the other, its kernels forked by that worker's one fork server."""
+    from dask.distributed import LocalCluster
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def own_server():
+    """This test process's fork server (shared by the tests that ask for the same imports) is stopped after
+    this file's tests."""
+    yield
+    forkserver._close_server()
+
+
+def _same_environment(monkeypatch):
+    """pytest names the running test (and phase) in the environment, which a fork server's kernels must
+    share with it: the tests that share a fork server give that variable one value as they start."""
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests of warm kernels")
+
+
+def test_a_point_changing_its_process_does_not_reach_the_next_point_of_its_worker(tmp_path, one_worker):
+    nb = _notebook(tmp_path / "leaky.ipynb", LEAKY)
+    points = [{"k": k} for k in range(3)]
+    table = run_sweep(nb, {"points": points}, tmp_path / "out", scheduler=one_worker, progress=False,
+                      log=pytest.fail)
+    assert (table.status == "ok").all(), table.error.tolist()
+    records = [json.loads((tmp_path / "out" / "runs" / point_id(p) / "result.json").read_text())["results"]
+               for p in points]
+    # the kernels were forked from one template that had imported pandas, one process per point
+    assert all(r["preloaded"] for r in records)
+    assert len({r["ppid"] for r in records}) == 1 and len({r["pid"] for r in records}) == 3
+    for r in records:
+        assert not any(r["seen"].values()), r["seen"]
+        assert r["cwd"] == str(nb.parent)
+    # each kernel's global generators were seeded anew, not copied from the template
+    assert len({tuple(r["draws"]) for r in records}) == 3
+
+
+async def _execute(kc, code, timeout=60, out=None):
+    """The text a cell printed (and the name of the error it raised); ``out`` receives it as it comes."""
+    out = [] if out is None else out
+    await kc.execute_interactive(code, timeout=timeout,
+                                 output_hook=lambda m: out.append(m["content"].get("text", "")
+                                                                  if m["msg_type"] == "stream" else
+                                                                  m["content"].get("ename", "")))
+    return "".join(out).strip()
+
+
+def _gone(pid: int, timeout: float = 15) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_interrupts_deaths_and_kills_reach_the_forked_kernel(tmp_path, own_server, monkeypatch):
+    _same_environment(monkeypatch)
+    preload = forkserver.notebook_preload(_notebook(tmp_path / "light.ipynb", LIGHT))
+    assert preload == ("numpy", "treebook.results", "treebook.results.save_results")
+    manager = forkserver.kernel_manager_class(preload)
+    assert manager is not None
+
+    async def scenario():
+        km = manager(kernel_name="python3")
+        await km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=60)
+            pid = int(await _execute(kc, "import os, sys; print(os.getpid())"))
+            assert await _execute(kc, "print('numpy' in sys.modules)") == "True"
+            # an interrupt (SIGINT to the launcher's process group) stops the running cell, not the kernel
+            out = []
+            running = asyncio.ensure_future(_execute(kc, "import time\nprint('asleep', flush=True)\n"
+                                                         "time.sleep(60)", out=out))
+            for _ in range(600):  # interrupt once the cell runs
+                if out:
+                    break
+                await asyncio.sleep(0.05)
+            await km.interrupt_kernel()
+            assert await asyncio.wait_for(running, 30) == "asleep\nKeyboardInterrupt"
+            assert await _execute(kc, "print(6 * 7)") == "42"
+            # the kernel's exit status reaches jupyter_client through the launcher
+            launcher = km.provisioner.process
+            kc.execute("os._exit(7)")
+            while await km.is_alive():
+                await asyncio.sleep(0.05)
+            assert launcher.wait(10) == 7 and _gone(pid)
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+        # a launcher that is killed (jupyter_client's kill: SIGKILL to its process group) takes its kernel along
+        km = manager(kernel_name="python3")
+        await km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=60)
+            pid = int(await _execute(kc, "import os; print(os.getpid())"))
+            await km.provisioner.kill()  # SIGKILL to the launcher's process group
+            assert _gone(pid)
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    asyncio.run(scenario())
+
+
+def test_a_kernel_the_template_cannot_serve_is_started_fresh(tmp_path, own_server, monkeypatch):
+    _same_environment(monkeypatch)
+    nb = _notebook(tmp_path / "light.ipynb", LIGHT)  # the fork server of the test above serves it
+
+    def preloaded(run):
+        status = _run_point(str(nb), str(tmp_path / run), {"k": 0}, str(nb.parent))
+        assert status["status"] == "ok", status
+        return json.loads((tmp_path / run / "result.json").read_text())["results"]["preloaded"]
+
+    assert preloaded("warm")
+    # an environment that differs from the template's (a variable read at import could differ): the
+    # kernel's log says why it is a fresh one
+    monkeypatch.setenv("TREEBOOK_FORK_TEST", "1")
+    assert not preloaded("other-environment")
+    assert "TREEBOOK_FORK_TEST" in (tmp_path / "other-environment" / "kernel.log").read_text()
+    monkeypatch.delenv("TREEBOOK_FORK_TEST")
+    assert preloaded("same-environment-again")
+    # a platform without fork servers gets no kernel manager: papermill's default starts fresh kernels
+    monkeypatch.setattr(forkserver, "supported", lambda: False)
+    assert forkserver.kernel_manager_class(forkserver.notebook_preload(nb)) is None
+    assert _warm_manager(str(nb), str(nb.parent)) is None
+
+
+def test_a_warm_kernel_executes_a_notebook_as_a_fresh_kernel_does(tmp_path, own_server, monkeypatch):
+    _same_environment(monkeypatch)
+    nb = _notebook(tmp_path / "fingerprint.ipynb", FINGERPRINT)
+    runs = {}
+    for mode in ("fresh", "warm"):
+        run = tmp_path / mode
+        status = _run_point(str(nb), str(run), {"k": 0}, str(nb.parent), warm=mode == "warm")
+        assert status["status"] == "ok", status
+        executed = nbformat.read(run / "notebook.ipynb", as_version=4)
+        # the kernel's pid is in the names of its cells' files (in a warning's text)
+        outputs = [[json.loads(re.sub(r"ipykernel_\d+", "ipykernel_N", json.dumps(
+            {k: v for k, v in o.items() if k != "execution_count"}))) for o in cell.get("outputs", [])]
+            for cell in executed.cells]
+        runs[mode] = (json.loads((run / "result.json").read_text())["results"]["state"], outputs)
+    assert forkserver._SERVER is not None and forkserver._SERVER.usable()  # the warm run was forked
+    (fresh_state, fresh_outputs), (warm_state, warm_outputs) = runs["fresh"], runs["warm"]
+    for key in fresh_state:
+        assert warm_state[key] == fresh_state[key], key
+    assert warm_outputs == fresh_outputs
+    kinds = [o.get("data", {}).keys() for cell in warm_outputs for o in cell]
+    assert any("image/png" in k for k in kinds) and any("text/html" in k for k in kinds)
+
+
+def test_a_point_that_kills_its_fork_server_fails_alone(tmp_path, one_worker):
+    # the imports of the isolation test's notebook: its worker's fork server serves this one too
+    source = HEADER + ("if k == 1:\n    import signal\n    import time\n\n"
+                       "    os.kill(os.getppid(), signal.SIGKILL)\n    time.sleep(60)\n"
+                       "save_results(result_path, {'k': k, 'preloaded': preloaded, 'server': os.getppid()})\n")
+    nb = _notebook(tmp_path / "killer.ipynb", source)
+    points = [{"k": k} for k in range(3)]
+    table = run_sweep(nb, {"points": points}, tmp_path / "out", scheduler=one_worker, progress=False,
+                      log=lambda m: None)
+    assert list(table.status) == ["ok", "failed", "ok"], table.error.tolist()
+    assert "kernel" in table.error.iloc[1].lower()
+    # the point after it was forked by a new fork server
+    assert list(table.k.iloc[[0, 2]]) == [0, 2] and table.preloaded.iloc[[0, 2]].all()
+    assert table.server.iloc[0] != table.server.iloc[2]
+
+
+def test_notebook_preload_takes_top_level_imports_of_known_packages(tmp_path):
+    source = ("import numpy as np, json\nfrom treebook.results import save_results\nfrom . import x\n"
+              "if k:\n    import pandas\ndef f():\n    import scipy\n")
+    nb = _notebook(tmp_path / "imports.ipynb", source)
+    assert forkserver.notebook_preload(nb) == ("numpy", "treebook.results", "treebook.results.save_results")
+    (tmp_path / "numpy.py").write_text("")  # a module of the kernel's folder would shadow numpy
+    assert forkserver.notebook_preload(nb, tmp_path) == ("treebook.results", "treebook.results.save_results")
+
+
+def test_a_changed_source_file_is_seen(tmp_path):
+    path = tmp_path / "module.py"
+    path.write_text("x = 1\n")
+    st = os.stat(path)
+    state = {str(path): (st.st_mtime_ns, st.st_size)}
+    assert forkserver._source_changed(state) is None
+    path.write_text("x = 22\n")
+    assert forkserver._source_changed(state) == str(path)
+    path.unlink()
+    assert forkserver._source_changed(state) == str(path)
+
+
+def test_the_launcher_is_standard_library_only():
+    # it runs as `python -I -S`: no site-packages, so it must import nothing from there
+    import subprocess
+
+    code = ("import runpy, sys; runpy.run_path(sys.argv[1], run_name='launcher'); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('treebook', 'numpy', 'zmq')))")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, forkserver.LAUNCHER], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "[]"
