@@ -122,9 +122,15 @@ def test_sweep_on_a_local_cluster(tmp_path):
     assert len(list((out / "runs").glob("*/kernel.log"))) == 3
     # a second run skips the finished points: their executed notebooks are not rewritten
     done = {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/result.json")}
+    runs = {p.parent.name: json.loads(p.read_text()) for p in (out / "runs").glob("*/run.json")}
     again = run_sweep("00-tree-core", grid, out, base_params=base, workers=1, progress=False)
     assert {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/result.json")} == done
     assert (again.status == "ok").sum() == 2
+    # every run folder records its wall time, status and kernel, and keeps them when a later sweep skips it
+    assert len(runs) == 3 and sorted(r["status"] for r in runs.values()) == ["failed", "ok", "ok"]
+    assert all(r["seconds"] > 0 and r["kernel"] in ("forked", "fresh") for r in runs.values())
+    assert {p.parent.name: json.loads(p.read_text()) for p in (out / "runs").glob("*/run.json")
+            if json.loads(p.read_text())["status"] == "ok"} == {k: v for k, v in runs.items() if v["status"] == "ok"}
 
 
 def test_cli_reports_a_wrong_grid_key(tmp_path, capsys):

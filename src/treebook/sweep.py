@@ -365,7 +365,9 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
     Every file is written whole (temporary file and rename): ``params.json`` first, then the notebook's
     ``result.json`` (through :func:`treebook.results.save_results`) or ``error.txt``, then the executed
     ``notebook.ipynb``. A run that fails after its notebook wrote ``result.json`` keeps that file as
-    ``result.json.failed``, so that only a finished point has a ``result.json``. ``.running`` names the attempt (``token``) while it runs, so that the sweep can
+    ``result.json.failed``, so that only a finished point has a ``result.json``. ``run.json`` then records
+    the point's wall seconds, status and kernel (forked or fresh), so that a later sweep's table still
+    has the time of a point it skipped. ``.running`` names the attempt (``token``) while it runs, so that the sweep can
     tell a point whose worker died while running it from one that never started.
 
     With ``warm``, the kernel is forked from this worker's fork server (:mod:`treebook.forkserver`),
@@ -412,8 +414,13 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
         os.close(saved)
         if partial.is_file():
             os.replace(partial, run / "notebook.ipynb")
+        seconds = time.perf_counter() - t0
+        _write_text(run / "run.json", json.dumps({"seconds": round(seconds, 3), "status": status,
+                                                  "kernel": "forked" if manager is not None else "fresh",
+                                                  "end_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                                                 sort_keys=True) + "\n")
         (run / _RUNNING).unlink(missing_ok=True)
-    return {"status": status, "error": error, "seconds": time.perf_counter() - t0}
+    return {"status": status, "error": error, "seconds": seconds}
 
 
 def _started(run_dir: Path, token: str) -> bool:
@@ -563,7 +570,11 @@ def _row(out: Path, pid: str, full: dict | None, status: dict | None, log) -> di
     rec = {"run_id": pid, **full}
     record, problem = _read_result(run_dir / "result.json")
     if record is not None:
-        rec.update(status if status and status["status"] == "ok" else {"status": "ok", "error": "", "seconds": None})
+        if not (status and status["status"] == "ok"):  # finished by an earlier sweep: its run.json has the time
+            info, _ = _read_json(run_dir / "run.json")
+            seconds = info.get("seconds") if isinstance(info, dict) else None
+            status = {"status": "ok", "error": "", "seconds": seconds}
+        rec.update(status)
         rec.update(_flatten(record.get("results", {})))
     else:
         if status is None:
