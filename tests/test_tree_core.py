@@ -245,3 +245,15 @@ def test_bad_params_and_predict_input():
 @parametrize_with_checks([CARTClassifier(), CARTRegressor(max_depth=4), CARTClassifier(ccp_alpha=0.02)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_check_array_accepts_finite_values_whose_sum_overflows_and_names_nan_and_inf():
+    from treebook.validation import check_array
+
+    big = np.full((4, 2), np.finfo(float).max)
+    assert check_array(big) is big  # no copy of a float matrix, and no error: every value is finite
+    for bad, word in ((np.nan, "NaN"), (np.inf, "infinite")):
+        X = big.copy()
+        X[2, 1] = bad
+        with pytest.raises(ValueError, match=word):
+            check_array(X)

@@ -100,6 +100,8 @@ def check_array(
     if arr.shape[0] < min_samples:
         raise ValueError(f"{arr.shape[0]} sample(s) (shape={arr.shape}) while a minimum of {min_samples} "
                          f"is required: {name} has too few samples")
+    if np.issubdtype(arr.dtype, np.floating) and not (allow_nan or allow_inf) and np.isfinite(arr.sum()):
+        return arr  # a finite sum has no NaN and no infinity among its terms (an overflow is checked below)
     if np.issubdtype(arr.dtype, np.floating):
         if not allow_nan:
             nan = np.isnan(arr)
