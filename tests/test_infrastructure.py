@@ -149,11 +149,12 @@ def test_profiles_override_only_known_parameters():
             assert not unknown, f"{profile}.yml sets {sorted(unknown)} that {stem} does not have"
 
 
-def test_result_json_schema_of_chapter_0(tmp_path):
+def test_result_json_schema_of_chapter_0(tmp_path, monkeypatch):
     from treebook.notebooks import run_notebook
 
-    _, res = run_notebook("00-tree-core", profile="smoke", parameters={"n_repeats": 1}, output_dir=tmp_path)
-    assert json.loads((tmp_path / "00-tree-core.json").read_text()) == res
+    monkeypatch.chdir(tmp_path)  # a relative output folder is the caller's, not the notebooks folder's
+    _, res = run_notebook("00-tree-core", profile="smoke", parameters={"n_repeats": 1}, output_dir="out")
+    assert json.loads((tmp_path / "out" / "00-tree-core.json").read_text()) == res
     assert set(res) == {"results", "scorecard", "slices", "provenance"}
     for row in res["scorecard"]:
         assert set(row) == {"quantity", "paper", "ours", "difference", "tolerance", "verdict", "digits", "note"}

@@ -201,7 +201,8 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     overrides = check_parameters(src, parameters)
     params = dict(load_profile(profile).get(src.stem, {}))
     params.update(overrides)
-    out_dir = Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix="treebook-"))
+    # absolute: the notebook runs in the notebooks folder, and writes its record where the caller looks
+    out_dir = (Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix="treebook-"))).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     result_path = out_dir / f"{src.stem}.json"
     params["result_path"] = str(result_path)
