@@ -45,7 +45,7 @@ from ..validation import (
 from .criteria import check_criterion, node_impurity_classification, one_hot
 from .export import export_text, plot_tree
 from .grow import best_threshold_split, grow_tree
-from .presorted import grow_presorted, presorted_supports
+from .presorted import grow_presorted, mse_leaf_value, mse_node_impurity, presorted_supports
 from .prune import check_ccp_alpha, prune_tree, pruning_path
 from .structure import Tree
 
@@ -152,30 +152,6 @@ def _threshold_search(X, stats, features, min_samples_leaf, *, criterion):
 
 def _class_fractions(onehot):
     return onehot.sum(axis=0) / onehot.shape[0]
-
-
-def _mean(y):
-    # numpy's mean is this sum divided by the count, bit for bit, without its per-call bookkeeping
-    return y.sum(axis=0) / y.shape[0]
-
-
-def _node_impurity_mse(y) -> float:
-    """Squared-error impurity of a node in scikit-learn's order of operations: ``sum_k sum_i y_ik^2 / n -
-    sum_k (sum_i y_ik / n)^2``, divided by the number of outputs. With one output this is, to the last
-    bit, :func:`~treebook.tree.criteria.node_impurity_mse`; with several it is scikit-learn's value, not
-    the mean of the per-output impurities (which differs in the last bits), so that cost-complexity
-    alphas of multi-output trees match scikit-learn's exactly when the target sums are exact."""
-    y = y.reshape(len(y), -1)
-    n = y.shape[0]
-    if n == 0:
-        return 0.0
-    sq = (y * y).sum(axis=0)
-    s = y.sum(axis=0)
-    imp = float(sq.sum()) / n
-    for k in range(y.shape[1]):
-        mean = float(s[k]) / n
-        imp -= mean * mean  # scikit-learn's compiled ``mean ** 2.0`` is this product, not libm's pow
-    return imp / y.shape[1]
 
 
 class BaseTree(BaseEstimator):
@@ -367,15 +343,15 @@ class CARTRegressor(_CostComplexityPruning, RegressorMixin, BaseTree):
         self._record_features(X)
         multi = y is not None and np.asarray(y).ndim == 2
         X, y = check_X_y(X, y, y_numeric=True, multi_output=multi)
-        span = float(np.abs(y).max()) * y.shape[0]
-        if span > MAX_TARGET_SPAN:
-            raise ValueError(f"y has values up to {np.abs(y).max():.3g}: with {y.shape[0]} samples the "
+        largest = max(float(y.max()), -float(y.min()))  # max |y| without a temporary copy of y
+        if largest * y.shape[0] > MAX_TARGET_SPAN:
+            raise ValueError(f"y has values up to {largest:.3g}: with {y.shape[0]} samples the "
                              f"squared-error sums of the split search overflow; divide y by a constant "
                              f"(n * max|y| must stay below {MAX_TARGET_SPAN:g})")
         self.n_features_in_ = X.shape[1]
         self._multi = y.ndim == 2
         y2 = y.reshape(y.shape[0], -1)
-        self._grow(X, y2, "mse", _mean, _node_impurity_mse)
+        self._grow(X, y2, "mse", mse_leaf_value, mse_node_impurity)
         return self._prune()
 
     def predict(self, X) -> np.ndarray:

@@ -27,7 +27,7 @@ from .grow import _EPSILON, FEATURE_THRESHOLD
 from .splits import ThresholdSplit
 from .structure import LEAF, Tree, TreeBuilder
 
-__all__ = ["MAX_TERMS", "grow_presorted", "presorted_supports"]
+__all__ = ["MAX_TERMS", "grow_presorted", "mse_leaf_value", "mse_node_impurity", "presorted_supports"]
 
 #: classes (Gini) or outputs (squared error) the compiled scan sums in numpy's order
 MAX_TERMS = 128
@@ -171,6 +171,208 @@ def _partition(order, start, end, goes_right, buf):
             order[r, start + n_left + j] = buf[j]
 
 
+def mse_leaf_value(y):
+    """The mean target of a node, (n, q) -> (q,): numpy's ``y.mean(axis=0)`` to the last bit (its sum divided
+    by the count) without its per-call bookkeeping."""
+    return y.sum(axis=0) / y.shape[0]
+
+
+def mse_node_impurity(y) -> float:
+    """Squared-error impurity of a node in scikit-learn's order of operations: ``sum_k sum_i y_ik^2 / n -
+    sum_k (sum_i y_ik / n)^2``, divided by the number of outputs. With one output this is, to the last
+    bit, :func:`~treebook.tree.criteria.node_impurity_mse`; with several it is scikit-learn's value, not
+    the mean of the per-output impurities (which differs in the last bits), so that cost-complexity
+    alphas of multi-output trees match scikit-learn's exactly when the target sums are exact."""
+    y = y.reshape(len(y), -1)
+    n = y.shape[0]
+    if n == 0:
+        return 0.0
+    sq = (y * y).sum(axis=0)
+    s = y.sum(axis=0)
+    imp = float(sq.sum()) / n
+    for k in range(y.shape[1]):
+        mean = float(s[k]) / n
+        imp -= mean * mean  # scikit-learn's compiled ``mean ** 2.0`` is this product, not libm's pow
+    return imp / y.shape[1]
+
+
+@njit(cache=True)
+def _block_sum(S, idx, lo, n, square):
+    # numpy's pairwise sum of n <= 128 terms: a plain loop below 8 terms, else eight accumulators
+    if n < 8:
+        res = 0.0
+        for j in range(lo, lo + n):
+            v = S[idx[j], 0]
+            res += v * v if square else v
+        return res
+    r = np.empty(8)
+    for u in range(8):
+        v = S[idx[lo + u], 0]
+        r[u] = v * v if square else v
+    i = 8
+    lim = n - n % 8
+    while i < lim:
+        for u in range(8):
+            v = S[idx[lo + i + u], 0]
+            r[u] += v * v if square else v
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        v = S[idx[lo + i], 0]
+        res += v * v if square else v
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _pairwise_sum(S, idx, n, square):
+    """numpy's pairwise sum of ``S[idx[:n], 0]`` (or of its squares): blocks of at most 128 terms, a longer
+    range summed as its two halves (the first a multiple of 8 long) added together. The recursion runs on
+    an explicit stack (numba's on-disk cache does not keep recursive functions)."""
+    lo_s = np.empty(64, dtype=np.int64)
+    n_s = np.empty(64, dtype=np.int64)
+    state = np.empty(64, dtype=np.int64)
+    vals = np.empty(64)
+    top = 0
+    nv = 0
+    lo_s[0], n_s[0], state[0] = 0, n, 0
+    top = 1
+    while top > 0:
+        t = top - 1
+        lo, m = lo_s[t], n_s[t]
+        if m <= 128:
+            vals[nv] = _block_sum(S, idx, lo, m, square)
+            nv += 1
+            top -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        if state[t] == 0:  # the first half
+            state[t] = 1
+            lo_s[top], n_s[top], state[top] = lo, half, 0
+            top += 1
+        elif state[t] == 1:  # the second half
+            state[t] = 2
+            lo_s[top], n_s[top], state[top] = lo + half, m - half, 0
+            top += 1
+        else:  # both halves summed: add them
+            nv -= 1
+            vals[nv - 1] = vals[nv - 1] + vals[nv]
+            top -= 1
+    return vals[0]
+
+
+@njit(cache=True)
+def _mse_node(S, idx):
+    """:func:`mse_leaf_value` and :func:`mse_node_impurity` of the one-output node ``S[idx]``, bit for bit,
+    without copying its targets (numpy's sums start from 0.0, then add the pairwise sum)."""
+    m = idx.size
+    s = 0.0 + _pairwise_sum(S, idx, m, False)
+    sq = 0.0 + _pairwise_sum(S, idx, m, True)
+    mean = s / m
+    return mean, sq / m - mean * mean
+
+
+@njit(cache=True)
+def _before(keys, rows, a, b):
+    # the order of a stable sort: by key, then by row number
+    return keys[a] < keys[b] or (keys[a] == keys[b] and rows[a] < rows[b])
+
+
+@njit(cache=True)
+def _swap(keys, rows, a, b):
+    keys[a], keys[b] = keys[b], keys[a]
+    rows[a], rows[b] = rows[b], rows[a]
+
+
+@njit(cache=True)
+def _sift_down(keys, rows, lo, root, size):
+    while True:
+        child = 2 * root + 1
+        if child >= size:
+            return
+        if child + 1 < size and _before(keys, rows, lo + child, lo + child + 1):
+            child += 1
+        if not _before(keys, rows, lo + root, lo + child):
+            return
+        _swap(keys, rows, lo + root, lo + child)
+        root = child
+
+
+@njit(cache=True)
+def _fill_row_numbers(out):
+    for i in range(out.size):
+        out[i] = i
+
+
+@njit(cache=True)
+def _argsort_stable(X, f, keys, out):
+    """``out[:] = np.argsort(X[:, f], kind="stable")`` for finite values, using ``keys`` (n float64) as the
+    only scratch: the (value, row) pairs are distinct, so any correct sort of them by value then row is the
+    stable order. Introsort: quicksort (median of three, Hoare partition) on the pairs, heapsort for a
+    segment past ``2 log2 n`` levels, insertion sort below 16 pairs."""
+    n = X.shape[0]
+    for i in range(n):
+        keys[i] = X[i, f]
+        out[i] = i
+    if n < 2:
+        return
+    limit = 2 * int(np.log2(n)) + 2
+    stack = np.empty((128, 3), dtype=np.int64)
+    stack[0, 0], stack[0, 1], stack[0, 2] = 0, n - 1, 0
+    top = 1
+    while top > 0:
+        top -= 1
+        lo, hi, level = stack[top, 0], stack[top, 1], stack[top, 2]
+        while hi - lo >= 16:
+            if level > limit:  # heapsort [lo, hi]
+                size = hi - lo + 1
+                for root in range(size // 2 - 1, -1, -1):
+                    _sift_down(keys, out, lo, root, size)
+                for end in range(size - 1, 0, -1):
+                    _swap(keys, out, lo, lo + end)
+                    _sift_down(keys, out, lo, 0, end)
+                hi = lo
+                break
+            level += 1
+            mid = (lo + hi) // 2
+            if _before(keys, out, mid, lo):
+                _swap(keys, out, mid, lo)
+            if _before(keys, out, hi, mid):
+                _swap(keys, out, hi, mid)
+                if _before(keys, out, mid, lo):
+                    _swap(keys, out, mid, lo)
+            pk, pr = keys[mid], out[mid]
+            i, j = lo - 1, hi + 1
+            while True:
+                i += 1
+                while keys[i] < pk or (keys[i] == pk and out[i] < pr):
+                    i += 1
+                j -= 1
+                while keys[j] > pk or (keys[j] == pk and out[j] > pr):
+                    j -= 1
+                if i >= j:
+                    break
+                _swap(keys, out, i, j)
+            # [lo, j] and [j + 1, hi]: push the larger, go on with the smaller (the stack stays log n deep)
+            if j - lo > hi - j - 1:
+                stack[top, 0], stack[top, 1], stack[top, 2] = lo, j, level
+                lo = j + 1
+            else:
+                stack[top, 0], stack[top, 1], stack[top, 2] = j + 1, hi, level
+                hi = j
+            top += 1
+        for i in range(lo + 1, hi + 1):  # insertion sort of the short segment
+            k, r = keys[i], out[i]
+            j = i - 1
+            while j >= lo and (keys[j] > k or (keys[j] == k and out[j] > r)):
+                keys[j + 1] = keys[j]
+                out[j + 1] = out[j]
+                j -= 1
+            keys[j + 1] = k
+            out[j + 1] = r
+
+
 def presorted_supports(criterion: str, n_terms: int) -> bool:
     """Whether :func:`grow_presorted` grows the tree of ``criterion`` with ``n_terms`` classes or outputs."""
     return criterion in ("gini", "mse") and 1 <= n_terms <= MAX_TERMS
@@ -199,13 +401,22 @@ def grow_presorted(X, stats, *, criterion: str, leaf_value, node_impurity, max_d
     rng = check_random_state(random_state)
     depth_limit = np.inf if max_depth is None else max_depth
     all_features = np.arange(p)
+    # rows 0..p-1: the features' orders; p: row numbers; p + 1: the partition's buffer. While the features
+    # are sorted, rows p and p + 1 (adjacent, 8 bytes per sample with 4-byte indices) hold the keys.
     index = np.int32 if n_total < 2**31 - 1 else np.int64
-    order = np.empty((p + 1, n_total), dtype=index)
-    for f in range(p):
-        order[f] = np.argsort(X[:, f], kind="stable")
-    order[p] = np.arange(n_total)
+    block = np.empty((p + 2, n_total), dtype=index)
+    order, buf = block[:p + 1], block[p + 1]
+    if index is np.int32:
+        keys = block[p:].reshape(-1).view(np.float64)
+        for f in range(p):
+            _argsort_stable(X, f, keys, order[f])
+    else:
+        for f in range(p):
+            order[f] = np.argsort(X[:, f], kind="stable")
+    _fill_row_numbers(order[p])  # in place: no temporary n-long range
     goes_right = np.zeros(n_total, dtype=np.bool_)
-    buf = np.empty(n_total, dtype=index)
+    compiled_mse = crit == _MSE and S.shape[1] == 1 and leaf_value is mse_leaf_value \
+        and node_impurity is mse_node_impurity
 
     first_value = np.asarray(leaf_value(stats), dtype=float).ravel()
     builder = TreeBuilder(n_outputs=first_value.size)
@@ -213,11 +424,16 @@ def grow_presorted(X, stats, *, criterion: str, leaf_value, node_impurity, max_d
     while stack:
         start, end, parent, is_right = stack.pop()
         idx = order[p, start:end]
-        # the root's rows are all rows in order: the statistics themselves, not a copy (same values, layout)
-        y_node = stats if (end - start == n_total and stats.flags.c_contiguous) else stats[idx]
         n = end - start
-        imp = float(node_impurity(y_node))
-        node = builder.add_node(leaf_value(y_node), n, imp, parent=parent, is_right=is_right)
+        if compiled_mse:
+            mean, imp = _mse_node(S, idx)
+            value = np.array([mean])
+        else:
+            # the root's rows are all rows in order: the statistics themselves, not a copy (same values)
+            y_node = stats if (n == n_total and stats.flags.c_contiguous) else stats[idx]
+            imp = float(node_impurity(y_node))
+            value = leaf_value(y_node)
+        node = builder.add_node(value, n, imp, parent=parent, is_right=is_right)
         depth = builder._depth[node]
         if (depth >= depth_limit or n < min_samples_split or n < 2 * min_samples_leaf or imp <= _EPSILON
                 or n < 2):
