@@ -14,13 +14,20 @@ from treebook.oblique import (
     InfeasibleCodeWarning,
     ObliqueForestEmbedding,
     RandCARTRegressor,
-    best_column_split,
     l1_decode_highs,
     l1_decode_pulp,
     mcr_bounds,
     random_rotation,
 )
 from treebook.oblique.grow import TreeArrays, _householder_u, node_direction
+from treebook.oblique.splits import (
+    ObliqueSplit,
+    _best_scan,
+    _mean_scan,
+    hyperplane_candidate,
+    projected_split,
+)
+from treebook.tree import best_threshold_split
 
 
 def _blobs(n=60, p=5, seed=0):
@@ -47,11 +54,11 @@ def _brute_split(Z, y, msl):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 12), st.integers(1, 4), st.integers(1, 3), st.integers(0, 10**6))
-def test_best_column_split_matches_brute_force(n, q, msl, seed):
+def test_best_rule_matches_brute_force(n, q, msl, seed):
     rng = np.random.default_rng(seed)
     Z = rng.integers(0, 4, size=(n, q)).astype(float)
     y = rng.normal(size=n)
-    found = best_column_split(Z, y, msl)
+    found = _best_scan(Z, y, msl)
     brute = _brute_split(Z, y, msl)
     if brute is None:
         assert found is None
@@ -67,7 +74,7 @@ def test_mean_rule_uses_column_means():
     rng = np.random.default_rng(1)
     Z = rng.normal(size=(30, 3))
     y = rng.normal(size=30)
-    j, t, _ = best_column_split(Z, y, 1, rule="mean")
+    j, t, _ = _mean_scan(Z, y, 1)
     assert t == pytest.approx(Z[:, j].mean())
 
 
@@ -75,9 +82,9 @@ def test_mean_rule_ignores_columns_constant_up_to_rounding():
     rng = np.random.default_rng(2)
     y = rng.uniform(size=40)
     noise = 1e-38 * rng.normal(size=40)  # a reflected copy of a constant pixel
-    assert best_column_split(np.c_[noise, np.full(40, 3.0)], y, 1, rule="mean") is None
+    assert _mean_scan(np.c_[noise, np.full(40, 3.0)], y, 1) is None
     Z = np.c_[noise, 5 * rng.integers(0, 2, size=40) + noise]
-    j, t, _ = best_column_split(Z, y, 1, rule="mean")
+    j, t, _ = _mean_scan(Z, y, 1)
     assert j == 1 and 0.1 < t < 4.9
 
 
@@ -95,13 +102,47 @@ def _brute_mean_split(Z, y, msl):
     return best
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 4), st.integers(1, 4), st.integers(0, 10**6))
+def test_best_rule_finds_the_optimum_of_the_core_search(n, q, msl, seed):
+    """The "best" rule and the core's CART search find the same least squared error (they differ only in
+    how they round costs and break ties between equally good columns)."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, q))
+    y = rng.normal(size=n)
+    found = _best_scan(Z, y, msl)
+    core = best_threshold_split(Z, y, np.arange(q), "mse", msl)
+    assert (found is None) == (core is None)
+    if found is None:
+        return
+    j, t, cost = found
+    assert cost == pytest.approx(core.cost, rel=1e-9, abs=1e-12)
+    r = Z[:, j] >= t
+    assert ((y[r] - y[r].mean()) ** 2).sum() + ((y[~r] - y[~r].mean()) ** 2).sum() == pytest.approx(
+        core.cost, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("rule", ["best", "mean"])
+def test_projected_split_is_a_core_candidate_of_its_hyperplane(rule):
+    X = _blobs(50, 3, seed=22)
+    y = X[:, 0] - X[:, 2]
+    Q = random_rotation(3, np.random.default_rng(0))
+    cand = projected_split(X, y, X @ Q, lambda j, t: ObliqueSplit(Q[:, j].copy(), t), 1, rule)
+    j, t, _ = (_best_scan if rule == "best" else _mean_scan)(X @ Q, y, 1)
+    assert isinstance(cand.split, ObliqueSplit) and np.array_equal(cand.split.weights, Q[:, j])
+    assert cand.split.bias == t and np.array_equal(cand.right, cand.split.route(X))
+    r = cand.right
+    assert cand.cost == pytest.approx(((y[r] - y[r].mean()) ** 2).sum() + ((y[~r] - y[~r].mean()) ** 2).sum())
+    assert hyperplane_candidate(X, y, ObliqueSplit(np.ones(3), np.abs(X).sum() + 1)) is None  # no right child
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 14), st.integers(1, 5), st.integers(1, 3), st.integers(0, 10**6))
 def test_mean_rule_matches_the_authors_segmentor(n, q, msl, seed):
     rng = np.random.default_rng(seed)
     Z = rng.integers(0, 5, size=(n, q)).astype(float)
     y = rng.uniform(size=n)
-    found = best_column_split(Z, y, msl, rule="mean")
+    found = _mean_scan(Z, y, msl)
     brute = _brute_mean_split(Z, y, msl)
     if brute is None:
         assert found is None
@@ -609,7 +650,6 @@ def test_htru_study_decodes_every_row_with_both_trees():
 
 @pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
 def test_single_trees_are_core_trees(cls):
-    from treebook.oblique.grow import ObliqueSplit
     from treebook.tree import Tree
 
     X = _blobs(60, 4, seed=19)

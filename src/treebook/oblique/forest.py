@@ -19,6 +19,7 @@ from treebook.oblique.grow import (
     grow_oblique_tree,
     tree_arrays,
 )
+from treebook.oblique.splits import SPLIT_RULES
 from treebook.validation import (
     check_array,
     check_feature_names,
@@ -141,7 +142,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         ``max(1, floor(max_features * p))`` of them.
     split_rule : {"mean", "best"} — the authors' split search (each projected column's node mean is its only
         threshold, weighted standard deviation of the targets as impurity) or CART's (every midpoint, squared
-        error); see :func:`treebook.oblique.splits.best_column_split`.
+        error); see :mod:`treebook.oblique.splits`.
     target : {"shared", "per_tree"} — one uniform target for the whole ensemble (the authors') or a fresh
         one for every tree.
     rotation : {"per_node", "per_tree"} — RandCART's random rotation: a new one at every node (the
@@ -198,7 +199,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         "max_features": [Interval(Real, 0, 1, closed="right")],
         "bootstrap": ["boolean"],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "split_rule": [StrOptions({"best", "mean"})],
+        "split_rule": [StrOptions(set(SPLIT_RULES))],
         "target": [StrOptions({"shared", "per_tree"})],
         "rotation": [StrOptions({"per_node", "per_tree"})],
         "householder": [StrOptions(set(HOUSEHOLDER))],
@@ -385,7 +386,7 @@ class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "split_rule": [StrOptions({"best", "mean"})],
+        "split_rule": [StrOptions(set(SPLIT_RULES))],
         "random_state": ["random_state"],
     }
 
