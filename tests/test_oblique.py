@@ -19,7 +19,7 @@ from treebook.oblique import (
     mcr_bounds,
     random_rotation,
 )
-from treebook.oblique.grow import TreeArrays, _householder_u, node_direction
+from treebook.oblique.grow import _householder_u, grow_oblique_tree, node_direction
 from treebook.oblique.splits import (
     ObliqueSplit,
     _best_scan,
@@ -27,7 +27,7 @@ from treebook.oblique.splits import (
     hyperplane_candidate,
     projected_split,
 )
-from treebook.tree import best_threshold_split
+from treebook.tree import HyperplaneSplit, Tree, TreeBuilder, best_threshold_split
 
 
 def _blobs(n=60, p=5, seed=0):
@@ -224,9 +224,8 @@ def test_hhcart_tree_hyperplanes_route_training_data(direction):
     assert np.array_equal(tree.apply(X), reg.apply(X))
     assert np.allclose(tree.predict(X)[:, 0], reg.predict(X))
     # every leaf's stored sample count equals the number of training samples routed there
-    arr = reg.tree_arrays_
     leaves, counts = np.unique(reg.apply(X), return_counts=True)
-    assert np.array_equal(arr.n_samples[leaves], counts)
+    assert np.array_equal(tree.n_node_samples[leaves], counts)
     assert reg.score(X, y) > 0.5
 
 
@@ -329,9 +328,63 @@ def test_decoded_points_satisfy_paths_and_reencode(tree):
 def test_transform_matches_core_trees(small_forest):
     f, X = small_forest
     codes = f.transform(X)
+    assert "estimators_" in vars(f) and len(f.estimators_) == f.n_estimators  # a fitted attribute
     for t, tree in enumerate(f.estimators_):
+        assert isinstance(tree, Tree)
         assert np.array_equal(tree.apply(X), codes[:, t])
         assert set(np.unique(codes[:, t])) <= set(tree.leaves().tolist())
+
+
+def test_packed_arrays_are_the_core_trees(small_forest):
+    """The encoder's and decoders' arrays hold the splits of ``estimators_``, in the full feature space
+    (zero outside each tree's feature subset), at the nodes of the codes."""
+    f, X = small_forest
+    assert len(f.feature_subsets_[0]) < X.shape[1]  # max_features=0.8: the trees read subsets
+    for t, tree in enumerate(f.estimators_):
+        r = f.roots_[t]
+        assert f.n_nodes_[t] == tree.n_nodes and np.array_equal(f.is_leaf_[r:r + tree.n_nodes], tree.is_leaf)
+        outside = np.setdiff1d(np.arange(X.shape[1]), f.feature_subsets_[t])
+        for nd in np.flatnonzero(~tree.is_leaf):
+            s, row = tree.splits[nd], f.node_row_[r + nd]
+            assert isinstance(s, ObliqueSplit) and s.weights.shape == (X.shape[1],)
+            assert not s.weights[outside].any()
+            assert np.array_equal(f.weights_[row], s.weights) and f.bias_[row] == s.bias
+            assert f.left_[r + nd] == r + tree.children_left[nd] and f.right_[r + nd] == r + tree.children_right[nd]
+            if s.direction is None:
+                assert not f.directions_[row].any() and f.dir_coef_[row] == 0
+            else:
+                assert not s.direction[outside].any()
+                assert np.array_equal(f.directions_[row], s.direction) and f.dir_coef_[row] == s.dir_coef
+            assert np.array_equal(tree.decision_path(X).toarray()[:, nd] == 1,
+                                  np.isin(f.transform(X)[:, t], _subtree_leaves(tree, nd)))
+
+
+def _subtree_leaves(tree, node):
+    """Leaves below ``node`` of a core tree."""
+    return [leaf for leaf in tree.leaves() if leaf == node or node in [p for p, _ in tree.path_to(leaf)]]
+
+
+@pytest.mark.parametrize("kind", ["hhcart", "randcart", "axis", "random"])
+def test_tree_grown_on_a_feature_subset_reads_the_full_space(kind):
+    X = _blobs(70, 6, seed=21)
+    y = np.random.default_rng(1).uniform(size=70)
+    feats = np.array([0, 2, 3, 5])
+    kw = dict(kind=kind, max_depth=3, rotation="per_tree")
+    full = grow_oblique_tree(X, y, features=feats, rng=3, **kw)
+    sub = grow_oblique_tree(np.ascontiguousarray(X[:, feats]), y, rng=3, **kw)
+    assert np.array_equal(full.children_left, sub.children_left) and np.array_equal(full.value, sub.value)
+    assert full.n_leaves > 1
+    for a, b in zip(full.splits, sub.splits):
+        if b is None:
+            assert a is None
+            continue
+        assert np.array_equal(a.weights[feats], b.weights) and not np.delete(a.weights, feats).any()
+        assert a.bias == b.bias and a.dir_coef == b.dir_coef
+        assert (a.direction is None) == (b.direction is None)
+        if b.direction is not None:
+            assert np.array_equal(a.direction[feats], b.direction)
+    leaves, counts = np.unique(full.apply(X), return_counts=True)  # the full-space tree routes X
+    assert np.array_equal(full.n_node_samples[leaves], counts)
 
 
 def test_path_system_matches_core_path_to(small_forest):
@@ -387,20 +440,22 @@ def test_fit_is_reproducible():
 
 
 def _hand_forest(splits, p, box=None):
-    """A forest of depth-1 trees ``x . w >= t`` built by hand."""
+    """A forest of depth-1 core trees ``x . w >= t`` built by hand."""
     f = ObliqueForestEmbedding(n_estimators=len(splits), box=box)
     trees = []
     for w, t in splits:
-        W = np.zeros((3, p))
-        W[0] = w
-        trees.append(TreeArrays(left=np.array([1, -1, -1]), right=np.array([2, -1, -1]), weights=W,
-                                bias=np.array([t, 0, 0.0]), value=np.zeros(3), n_samples=np.ones(3, int),
-                                impurity=np.zeros(3), depth=np.array([0, 1, 1]), direction=np.zeros((3, p))))
+        b = TreeBuilder(1)
+        root = b.add_node([0.0], 1, 0.0)
+        b.add_node([0.0], 1, 0.0, parent=root, is_right=False)
+        b.add_node([0.0], 1, 0.0, parent=root, is_right=True)
+        b.set_split(root, HyperplaneSplit(w, t))
+        trees.append(b.build())
     f.n_features_in_ = p
     from treebook.oblique.forest import check_box
 
     f._box = check_box(box, p)
-    f._set_arrays(trees, [np.arange(p)] * len(splits), p)
+    f.estimators_, f.feature_subsets_ = trees, [np.arange(p)] * len(splits)
+    f._pack()
     return f
 
 
@@ -489,15 +544,20 @@ def test_codes_of_another_model_are_refused():
 
 
 # ---------------------------------------------------------------- the authors' forest
+def _split_weights(tree):
+    """The normals of a core tree's splits, in node order (n_internal x n_features)."""
+    return np.array([s.weights for s in tree.splits if s is not None])
+
+
 def test_shared_target_is_one_draw_for_the_ensemble():
     X = _blobs(40, 3, seed=15)
     kw = dict(tree="axis", n_estimators=4, max_depth=2, bootstrap=False, random_state=0)
     shared = ObliqueForestEmbedding(target="shared", **kw).fit(X)
-    roots = [t.value[0] for t in shared.tree_arrays_]  # every tree sees the same target on the same rows
+    roots = [t.value[0, 0] for t in shared.estimators_]  # every tree sees the same target on the same rows
     assert np.allclose(roots, roots[0])
-    assert len({t.weights.tobytes() for t in shared.tree_arrays_}) == 1  # and so grows the same CART tree
+    assert len({_split_weights(t).tobytes() for t in shared.estimators_}) == 1  # and so grows the same CART tree
     own = ObliqueForestEmbedding(target="per_tree", **kw).fit(X)
-    assert len({round(t.value[0], 12) for t in own.tree_arrays_}) == 4
+    assert len({round(t.value[0, 0], 12) for t in own.estimators_}) == 4
 
 
 @pytest.mark.parametrize("rotation", ["per_node", "per_tree"])
@@ -505,8 +565,8 @@ def test_randcart_rotation_per_node_or_per_tree(rotation):
     X = _blobs(200, 4, seed=16)
     f = ObliqueForestEmbedding(tree="randcart", rotation=rotation, n_estimators=3, max_depth=3,
                                random_state=0).fit(X)
-    for t in f.tree_arrays_:
-        W = t.weights[t.left >= 0]
+    for t in f.estimators_:
+        W = _split_weights(t)
         assert len(W) >= 3 and np.allclose(np.linalg.norm(W, axis=1), 1.0)
         G = np.abs(W @ W.T)
         columns_of_one_q = np.all(np.isclose(G, 0, atol=1e-9) | np.isclose(G, 1, atol=1e-9))
@@ -518,7 +578,7 @@ def test_feature_and_sample_counts_round_down_like_bagging():
     f = ObliqueForestEmbedding(n_estimators=2, max_depth=1, max_features=0.75, max_samples=0.55,
                                random_state=0).fit(X)
     assert all(len(s) == 7 for s in f.feature_subsets_)  # floor(7.5)
-    assert all(t.n_samples[0] == 16 for t in f.tree_arrays_)  # floor(16.5)
+    assert all(t.n_node_samples[0] == 16 for t in f.estimators_)  # floor(16.5)
 
 
 # ---------------------------------------------------------------- eForest / MCR
@@ -650,8 +710,6 @@ def test_htru_study_decodes_every_row_with_both_trees():
 
 @pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
 def test_single_trees_are_core_trees(cls):
-    from treebook.tree import Tree
-
     X = _blobs(60, 4, seed=19)
     y = X @ np.array([1.0, -1.0, 0.5, 0.0])
     reg = cls(max_depth=3, random_state=0).fit(X, y)
@@ -669,3 +727,4 @@ def test_single_trees_are_core_trees(cls):
         s = tree.splits[nd]
         if s.direction is not None:
             assert np.count_nonzero(np.abs(s.weights - s.dir_coef * s.direction) > 1e-12) <= 2
+

@@ -1,7 +1,9 @@
 """Growing one oblique regression tree: HHCART (Householder reflections) and RandCART (random rotations).
 
-A grown tree is returned as plain arrays (:class:`TreeArrays`); every internal node holds a hyperplane
-``w . x >= b`` (True = right child), in the coordinates the tree was grown in.
+A grown tree is a core :class:`~treebook.tree.Tree` grown by :func:`treebook.tree.grow.grow_tree`; every
+internal node holds an :class:`~treebook.oblique.splits.ObliqueSplit`, a hyperplane ``w . x >= b`` (True =
+right child) in the coordinates of the samples the tree was given (a tree grown on a subset of the
+features has zero weights on the others).
 
 HHCART (Wickramarachchi et al. 2016, regression variant): at a node with samples ``X_n`` a 1-D direction
 ``d`` is estimated from ``X_n`` (``direction=``), and a Householder matrix ``H = I - 2 u u^T`` with
@@ -38,53 +40,16 @@ Every kind searches its candidate columns with the split rule of :mod:`treebook.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
 
 from treebook.oblique.splits import SPLIT_RULES, ObliqueSplit, hyperplane_candidate, projected_split
 
-__all__ = ["DIRECTIONS", "HOUSEHOLDER", "TreeArrays", "grow_oblique_core_tree", "grow_oblique_tree",
-           "node_direction", "oblique_find_split", "random_rotation", "tree_arrays"]
+__all__ = ["DIRECTIONS", "HOUSEHOLDER", "grow_oblique_tree", "node_direction", "oblique_find_split",
+           "random_rotation"]
 
 DIRECTIONS = ("pca", "svd", "ica", "fa", "grp")
-
-
-@dataclass
-class TreeArrays:
-    """One grown tree as arrays (node 0 is the root; ``left == -1`` at leaves)."""
-
-    left: np.ndarray
-    right: np.ndarray
-    weights: np.ndarray  # (n_nodes, n_features); zero rows at leaves
-    bias: np.ndarray
-    value: np.ndarray
-    n_samples: np.ndarray
-    impurity: np.ndarray
-    depth: np.ndarray
-    direction: np.ndarray = field(default=None)  # (n_nodes, n_features): HHCART direction d (zeros if axis)
-    dir_coef: np.ndarray = field(default=None)  # coefficient beta of d in the node's normal (0 if none)
-
-    @property
-    def n_nodes(self):
-        return len(self.left)
-
-    def is_leaf(self):
-        return self.left < 0
-
-    def apply(self, X):
-        """Leaf id of every row of ``X`` (vectorised over samples, loop over depth)."""
-        X = np.asarray(X, dtype=float)
-        node = np.zeros(len(X), dtype=np.int64)
-        active = self.left[node] >= 0
-        while active.any():
-            idx = np.flatnonzero(active)
-            nd = node[idx]
-            go_right = np.einsum("ij,ij->i", X[idx], self.weights[nd]) >= self.bias[nd]
-            node[idx] = np.where(go_right, self.right[nd], self.left[nd])
-            active = self.left[node] >= 0
-        return node
 
 
 def random_rotation(q, rng):
@@ -187,6 +152,7 @@ def _householder_u(d, rule="largest"):
     return v / nv, d, i
 
 
+
 def _axis_split(q, j, thr):
     """The split ``x_j >= thr`` of samples with ``q`` features."""
     w = np.zeros(q)
@@ -264,55 +230,31 @@ def oblique_find_split(kind="hhcart", direction="pca", split_rule="mean", rotati
     return find_split
 
 
-def tree_arrays(tree, n_features):
-    """A core :class:`~treebook.tree.Tree` of oblique splits packed into :class:`TreeArrays` (node ids kept)
-    for the forest's compiled encoder and decoder."""
-    n = tree.n_nodes
-    W = np.zeros((n, n_features))
-    D = np.zeros((n, n_features))
-    bias = np.zeros(n)
-    beta = np.zeros(n)
-    for nd in np.flatnonzero(~tree.is_leaf):
-        s = tree.splits[nd]
-        W[nd] = s.weights
-        bias[nd] = s.bias
-        if getattr(s, "direction", None) is not None:
-            D[nd] = s.direction
-            beta[nd] = s.dir_coef
-    return TreeArrays(left=np.where(tree.is_leaf, -1, tree.children_left).astype(np.int64),
-                      right=np.where(tree.is_leaf, -1, tree.children_right).astype(np.int64), weights=W,
-                      bias=bias, value=tree.value[:, 0].copy(), n_samples=tree.n_node_samples.astype(np.int64),
-                      impurity=tree.impurity.copy(), depth=tree.depth.astype(np.int64), direction=D, dir_coef=beta)
+def grow_oblique_tree(X, y, *, features=None, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
+                      split_rule="mean", rotation="per_node", householder="farthest", rng=None):
+    """Grow one regression tree with oblique splits (see the module docstring) through the core's
+    :func:`~treebook.tree.grow.grow_tree` (depth first, leaf value the mean, impurity the variance) with
+    :func:`oblique_find_split`; returns the core :class:`~treebook.tree.Tree`.
 
-
-def grow_oblique_core_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
-                           split_rule="mean", rotation="per_node", householder="farthest", rng=None):
-    """Grow one oblique regression tree through the core's :func:`treebook.tree.grow.grow_tree` (depth first,
-    leaf value the mean, impurity the variance) with :func:`oblique_find_split`; returns the core
-    :class:`~treebook.tree.Tree`. See :func:`grow_oblique_tree` for the parameters."""
+    ``features`` (indices of columns of ``X``; None for all) are the columns the tree is grown on; its
+    splits read ``X``'s columns all the same (weights and directions zero outside ``features``), so that
+    the tree routes the samples of ``X``. ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (CART) or
+    ``"random"`` (a random feature and a uniform threshold in the node's range, as RandomTreesEmbedding).
+    ``split_rule`` is the split search of :mod:`treebook.oblique.splits` (``"mean"``: the OF-AE authors';
+    ``"best"``: CART's). For RandCART, ``rotation`` is ``"per_node"`` (a new random rotation at every node,
+    the authors'), ``"per_tree"`` (one drawn for the tree) or a ``q x q`` orthogonal matrix used for the
+    whole tree (``q`` the number of ``features``). ``householder`` picks HHCART's basis vector
+    (``"farthest"``: the authors'; ``"largest"``).
+    """
     from treebook.tree.grow import grow_tree
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    find_split = oblique_find_split(kind, direction, split_rule, rotation, householder, rng, X.shape[1])
-    return grow_tree(X, y, find_split=find_split, leaf_value=lambda t: np.array([t.mean()]),
+    Xg = X if features is None else np.ascontiguousarray(X[:, features])
+    find_split = oblique_find_split(kind, direction, split_rule, rotation, householder, rng, Xg.shape[1])
+    tree = grow_tree(Xg, y, find_split=find_split, leaf_value=lambda t: np.array([t.mean()]),
                      node_impurity=lambda t: float(t.var()), max_depth=max_depth, min_samples_split=2,
                      min_samples_leaf=min_samples_leaf)
-
-
-def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
-                      split_rule="mean", rotation="per_node", householder="farthest", rng=None):
-    """Grow one regression tree with oblique splits (see the module docstring) through the core's
-    ``grow_tree`` (:func:`grow_oblique_core_tree`), packed into :class:`TreeArrays`.
-
-    ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (CART) or ``"random"`` (a random feature and a
-    uniform threshold in the node's range, as RandomTreesEmbedding). ``split_rule`` is the split search of
-    :mod:`treebook.oblique.splits` (``"mean"``: the OF-AE authors'; ``"best"``: CART's).
-    For RandCART, ``rotation`` is ``"per_node"`` (a new random rotation at every node, the authors'),
-    ``"per_tree"`` (one drawn for the tree) or a ``q x q`` orthogonal matrix used for the whole tree.
-    ``householder`` picks HHCART's basis vector (``"farthest"``: the authors'; ``"largest"``).
-    """
-    tree = grow_oblique_core_tree(X, y, kind=kind, direction=direction, max_depth=max_depth,
-                                  min_samples_leaf=min_samples_leaf, split_rule=split_rule, rotation=rotation,
-                                  householder=householder, rng=rng)
-    return tree_arrays(tree, np.asarray(X).shape[1])
+    if features is not None:
+        tree.splits = [None if s is None else s.in_features(features, X.shape[1]) for s in tree.splits]
+    return tree
