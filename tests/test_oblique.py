@@ -27,7 +27,7 @@ from treebook.oblique.splits import (
     hyperplane_candidate,
     projected_split,
 )
-from treebook.tree import HyperplaneSplit, Tree, TreeBuilder, best_threshold_split
+from treebook.tree import BaseTree, HyperplaneSplit, Tree, TreeBuilder, best_threshold_split
 
 
 def _blobs(n=60, p=5, seed=0):
@@ -728,3 +728,35 @@ def test_single_trees_are_core_trees(cls):
         if s.direction is not None:
             assert np.count_nonzero(np.abs(s.weights - s.dir_coef * s.direction) > 1e-12) <= 2
 
+
+@pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
+def test_single_trees_are_core_estimators(cls):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    X = pd.DataFrame(_blobs(60, 4, seed=23), columns=["a", "b", "c", "d"])
+    y = X["a"] - 2 * X["c"]
+    reg = cls(max_depth=3, random_state=1).fit(X, y)
+    assert isinstance(reg, BaseTree)
+    leaves = reg.apply(X)
+    assert np.array_equal(reg.predict(X), reg.tree_.value[leaves, 0])
+    path = reg.decision_path(X)
+    assert path.shape == (60, reg.tree_.n_nodes) and np.all(path[np.arange(60), leaves] == 1)
+    assert np.array_equal(np.asarray(path.sum(axis=1)).ravel(), reg.tree_.depth[leaves] + 1)
+    text = reg.export_text()
+    assert text.count("value:") == reg.get_n_leaves() and any(f"*{c}" in text for c in "abcd")
+    assert reg.plot() is not None
+    with pytest.raises(ValueError, match="feature names"):
+        reg.apply(X[["b", "a", "c", "d"]])
+
+
+@pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
+@pytest.mark.parametrize("param, value", [("max_depth", -1), ("max_depth", 1.5), ("max_depth", True),
+                                          ("min_samples_leaf", -1), ("min_samples_leaf", 0),
+                                          ("split_rule", "median")])
+def test_single_trees_refuse_bad_hyperparameters(cls, param, value):
+    X = _blobs(20, 3, seed=24)
+    with pytest.raises(ValueError, match=f"'{param}' parameter of {cls.__name__} must be"):
+        cls(**{param: value}).fit(X, X[:, 0])

@@ -13,14 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 from treebook.oblique.decode import SOLVERS
 from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, grow_oblique_tree
 from treebook.oblique.splits import SPLIT_RULES
-from treebook.validation import (
-    check_array,
-    check_feature_names,
-    check_magnitude,
-    check_random_state,
-    check_X_y,
-    validate_X,
-)
+from treebook.tree.cart import GROWTH_CONSTRAINTS, BaseTree
+from treebook.validation import check_array, check_magnitude, check_random_state, check_y, validate_X
 
 __all__ = ["HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor", "check_box"]
 
@@ -32,10 +26,15 @@ _X_LIMIT = {"hhcart": 1e150, "randcart": 1e150, "axis": 1e300, "random": 1e300}
 _Y_SUM_LIMIT = 1e150
 
 
-def _check_x_scale(X, kind, name="X"):
-    check_magnitude(X, _X_LIMIT[kind], name=name,
+def _check_X(estimator, X, kind, *, reset, **kwargs):
+    """The validation of every ``X`` the oblique estimators receive: a finite float array
+    (:func:`~treebook.validation.validate_X`: ``feature_names_in_`` and ``n_features_in_`` recorded at fit,
+    ``reset=True``, and checked afterwards) whose magnitude the trees of ``kind`` support."""
+    X = validate_X(estimator, X, reset=reset, **kwargs)
+    check_magnitude(X, _X_LIMIT[kind], name="X",
                     reason="sums of squares and projections" if kind in ("hhcart", "randcart")
                     else "differences of extremes")
+    return X
 
 
 def check_box(box, n_features):
@@ -204,8 +203,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Grow ``n_estimators`` trees on uniform random targets (``y`` is ignored)."""
-        Xa = validate_X(self, X, reset=True, min_samples=2)
-        _check_x_scale(Xa, self.tree)
+        Xa = _check_X(self, X, self.tree, reset=True, min_samples=2)
         self._box = check_box(self.box, Xa.shape[1])
         from threadpoolctl import threadpool_limits
 
@@ -297,8 +295,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Leaf id (node index within each tree) of every sample in every tree: (n_samples, n_estimators)."""
         check_is_fitted(self, "estimators_")
-        X = validate_X(self, X, reset=False)
-        _check_x_scale(X, self.tree)
+        X = _check_X(self, X, self.tree, reset=False)
         out = np.empty((len(X), len(self.roots_)), dtype=np.int64)
         step = max(1, int(2e7 // max(1, self.weights_.shape[0])))
         for s in range(0, len(X), step):
@@ -358,61 +355,43 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         return (X, info) if return_info else X
 
 
-class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
+class _ObliqueTreeRegressor(RegressorMixin, BaseTree):
+    """A single oblique regression tree on the tree core: ``tree_`` is a :class:`~treebook.tree.Tree` of
+    :class:`~treebook.oblique.splits.ObliqueSplit` nodes, and :class:`~treebook.tree.BaseTree` gives
+    ``apply``, ``decision_path``, ``get_depth``, ``get_n_leaves``, ``export_text`` (an oblique split shows its
+    largest weights) and ``plot``. ``X`` is validated as the forests validate it (:func:`_check_X`)."""
+
     _kind = "hhcart"
 
     _parameter_constraints: dict = {
-        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
-        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": GROWTH_CONSTRAINTS["max_depth"],
+        "min_samples_leaf": GROWTH_CONSTRAINTS["min_samples_leaf"],
         "split_rule": [StrOptions(set(SPLIT_RULES))],
+        # scikit-learn's seeds (None, an int, a RandomState), as the forests take them
         "random_state": ["random_state"],
     }
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        Xa, y = check_X_y(X, y)
-        y = check_array(y, name="y", ensure_2d=False)
-        _check_x_scale(Xa, self._kind)
+        """Grow the tree on ``X`` and the targets ``y`` (n,)."""
+        Xa = _check_X(self, X, self._kind, reset=True)
+        y = check_array(check_y(y, Xa.shape[0]), name="y", ensure_2d=False)
         check_magnitude(y, _Y_SUM_LIMIT / len(y), name="y", reason="squares of sums of the targets")
-        check_feature_names(self, X, reset=True)
-        rng = check_random_state(self.random_state)
         self.tree_ = grow_oblique_tree(
             Xa, y, kind=self._kind, direction=getattr(self, "direction", "pca"), max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf, split_rule=self.split_rule,
             rotation=getattr(self, "rotation", "per_node"), householder=getattr(self, "householder", "farthest"),
-            rng=rng)
+            rng=check_random_state(self.random_state))
         return self
 
-    def get_depth(self) -> int:
-        """Depth of the fitted tree (0 for a single leaf)."""
+    def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        return self.tree_.max_depth
-
-    def get_n_leaves(self) -> int:
-        """Number of leaves of the fitted tree."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.n_leaves
-
-    def export_text(self, feature_names=None, decimals: int = 3) -> str:
-        """The fitted tree as text (:func:`treebook.tree.export.export_text`); an oblique split shows its
-        largest weights."""
-        from treebook.tree.export import export_text
-
-        check_is_fitted(self, "tree_")
-        if feature_names is None and hasattr(self, "feature_names_in_"):
-            feature_names = list(self.feature_names_in_)
-        return export_text(self.tree_, feature_names=feature_names, decimals=decimals)
-
-    def apply(self, X):
-        """Leaf id of every row of ``X``."""
-        check_is_fitted(self, "tree_")
-        X = validate_X(self, X, reset=False)
-        _check_x_scale(X, self._kind)
-        return self.tree_.apply(X)
+        return _check_X(self, X, self._kind, reset=False)
 
     def predict(self, X):
-        leaves = self.apply(X)
-        return self.tree_.value[:, 0][leaves]
+        """The mean training target of the leaf each row of ``X`` reaches."""
+        X = self._validate_X_predict(X)
+        return self.tree_.value[:, 0][self.tree_.apply(X)]
 
 
 class HHCARTRegressor(_ObliqueTreeRegressor):
