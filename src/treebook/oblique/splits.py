@@ -14,11 +14,11 @@ that the training samples and ``Tree.apply`` agree exactly. Each rule is one col
   ``modules/segmentor.py``): one threshold per column, the column's mean over the node.
 
 The ``"best"`` scan is not the core's :func:`~treebook.tree.grow.best_threshold_split`, although both find
-the exhaustive squared-error split: the core computes a cost as ``(Q_L - S_L^2 / n_L) + (Q_R - S_R^2 / n_R)``
-and breaks ties by the first column, then the first cut, with cuts between values more than
-:data:`~treebook.tree.grow.FEATURE_THRESHOLD` apart; this scan computes ``Q - S_L^2 / n_L - S_R^2 / n_R``,
-breaks ties by the first cut, then the first column, and cuts between values more than ``1e-12`` apart
-relative to their size. In small nodes several columns often give the same partition, whose costs then
+the exhaustive squared-error split. With ``S`` the sums and ``Q`` the sums of squares of the targets, the
+core computes a cost as ``(Q_L - S_L^2 / n_L) + (Q_R - S_R^2 / n_R)`` and breaks ties by the first column,
+then the first cut, with cuts between values more than :data:`~treebook.tree.grow.FEATURE_THRESHOLD`
+apart; this scan computes ``Q - S_L^2 / n_L - S_R^2 / n_R``, breaks ties by the first cut, then the first
+column, and cuts between values more than ``1e-12`` apart relative to their size. In small nodes several columns often give the same partition, whose costs then
 differ by rounding alone, and the two searches pick different columns: the chapter's trees are this scan's.
 """
 
