@@ -14,13 +14,20 @@ from treebook.oblique import (
     InfeasibleCodeWarning,
     ObliqueForestEmbedding,
     RandCARTRegressor,
-    best_column_split,
     l1_decode_highs,
     l1_decode_pulp,
     mcr_bounds,
     random_rotation,
 )
-from treebook.oblique.grow import TreeArrays, _householder_u, node_direction
+from treebook.oblique.grow import _householder_u, grow_oblique_tree, node_direction
+from treebook.oblique.splits import (
+    ObliqueSplit,
+    _best_scan,
+    _mean_scan,
+    hyperplane_candidate,
+    projected_split,
+)
+from treebook.tree import BaseTree, HyperplaneSplit, Tree, TreeBuilder, best_threshold_split
 
 
 def _blobs(n=60, p=5, seed=0):
@@ -47,11 +54,11 @@ def _brute_split(Z, y, msl):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 12), st.integers(1, 4), st.integers(1, 3), st.integers(0, 10**6))
-def test_best_column_split_matches_brute_force(n, q, msl, seed):
+def test_best_rule_matches_brute_force(n, q, msl, seed):
     rng = np.random.default_rng(seed)
     Z = rng.integers(0, 4, size=(n, q)).astype(float)
     y = rng.normal(size=n)
-    found = best_column_split(Z, y, msl)
+    found = _best_scan(Z, y, msl)
     brute = _brute_split(Z, y, msl)
     if brute is None:
         assert found is None
@@ -67,7 +74,7 @@ def test_mean_rule_uses_column_means():
     rng = np.random.default_rng(1)
     Z = rng.normal(size=(30, 3))
     y = rng.normal(size=30)
-    j, t, _ = best_column_split(Z, y, 1, rule="mean")
+    j, t, _ = _mean_scan(Z, y, 1)
     assert t == pytest.approx(Z[:, j].mean())
 
 
@@ -75,9 +82,9 @@ def test_mean_rule_ignores_columns_constant_up_to_rounding():
     rng = np.random.default_rng(2)
     y = rng.uniform(size=40)
     noise = 1e-38 * rng.normal(size=40)  # a reflected copy of a constant pixel
-    assert best_column_split(np.c_[noise, np.full(40, 3.0)], y, 1, rule="mean") is None
+    assert _mean_scan(np.c_[noise, np.full(40, 3.0)], y, 1) is None
     Z = np.c_[noise, 5 * rng.integers(0, 2, size=40) + noise]
-    j, t, _ = best_column_split(Z, y, 1, rule="mean")
+    j, t, _ = _mean_scan(Z, y, 1)
     assert j == 1 and 0.1 < t < 4.9
 
 
@@ -95,13 +102,47 @@ def _brute_mean_split(Z, y, msl):
     return best
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 4), st.integers(1, 4), st.integers(0, 10**6))
+def test_best_rule_finds_the_optimum_of_the_core_search(n, q, msl, seed):
+    """The "best" rule and the core's CART search find the same least squared error (they differ only in
+    how they round costs and break ties between equally good columns)."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, q))
+    y = rng.normal(size=n)
+    found = _best_scan(Z, y, msl)
+    core = best_threshold_split(Z, y, np.arange(q), "mse", msl)
+    assert (found is None) == (core is None)
+    if found is None:
+        return
+    j, t, cost = found
+    assert cost == pytest.approx(core.cost, rel=1e-9, abs=1e-12)
+    r = Z[:, j] >= t
+    assert ((y[r] - y[r].mean()) ** 2).sum() + ((y[~r] - y[~r].mean()) ** 2).sum() == pytest.approx(
+        core.cost, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("rule", ["best", "mean"])
+def test_projected_split_is_a_core_candidate_of_its_hyperplane(rule):
+    X = _blobs(50, 3, seed=22)
+    y = X[:, 0] - X[:, 2]
+    Q = random_rotation(3, np.random.default_rng(0))
+    cand = projected_split(X, y, X @ Q, lambda j, t: ObliqueSplit(Q[:, j].copy(), t), 1, rule)
+    j, t, _ = (_best_scan if rule == "best" else _mean_scan)(X @ Q, y, 1)
+    assert isinstance(cand.split, ObliqueSplit) and np.array_equal(cand.split.weights, Q[:, j])
+    assert cand.split.bias == t and np.array_equal(cand.right, cand.split.route(X))
+    r = cand.right
+    assert cand.cost == pytest.approx(((y[r] - y[r].mean()) ** 2).sum() + ((y[~r] - y[~r].mean()) ** 2).sum())
+    assert hyperplane_candidate(X, y, ObliqueSplit(np.ones(3), np.abs(X).sum() + 1)) is None  # no right child
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 14), st.integers(1, 5), st.integers(1, 3), st.integers(0, 10**6))
 def test_mean_rule_matches_the_authors_segmentor(n, q, msl, seed):
     rng = np.random.default_rng(seed)
     Z = rng.integers(0, 5, size=(n, q)).astype(float)
     y = rng.uniform(size=n)
-    found = best_column_split(Z, y, msl, rule="mean")
+    found = _mean_scan(Z, y, msl)
     brute = _brute_mean_split(Z, y, msl)
     if brute is None:
         assert found is None
@@ -183,9 +224,8 @@ def test_hhcart_tree_hyperplanes_route_training_data(direction):
     assert np.array_equal(tree.apply(X), reg.apply(X))
     assert np.allclose(tree.predict(X)[:, 0], reg.predict(X))
     # every leaf's stored sample count equals the number of training samples routed there
-    arr = reg.tree_arrays_
     leaves, counts = np.unique(reg.apply(X), return_counts=True)
-    assert np.array_equal(arr.n_samples[leaves], counts)
+    assert np.array_equal(tree.n_node_samples[leaves], counts)
     assert reg.score(X, y) > 0.5
 
 
@@ -288,9 +328,63 @@ def test_decoded_points_satisfy_paths_and_reencode(tree):
 def test_transform_matches_core_trees(small_forest):
     f, X = small_forest
     codes = f.transform(X)
+    assert "estimators_" in vars(f) and len(f.estimators_) == f.n_estimators  # a fitted attribute
     for t, tree in enumerate(f.estimators_):
+        assert isinstance(tree, Tree)
         assert np.array_equal(tree.apply(X), codes[:, t])
         assert set(np.unique(codes[:, t])) <= set(tree.leaves().tolist())
+
+
+def test_packed_arrays_are_the_core_trees(small_forest):
+    """The encoder's and decoders' arrays hold the splits of ``estimators_``, in the full feature space
+    (zero outside each tree's feature subset), at the nodes of the codes."""
+    f, X = small_forest
+    assert len(f.feature_subsets_[0]) < X.shape[1]  # max_features=0.8: the trees read subsets
+    for t, tree in enumerate(f.estimators_):
+        r = f.roots_[t]
+        assert f.n_nodes_[t] == tree.n_nodes and np.array_equal(f.is_leaf_[r:r + tree.n_nodes], tree.is_leaf)
+        outside = np.setdiff1d(np.arange(X.shape[1]), f.feature_subsets_[t])
+        for nd in np.flatnonzero(~tree.is_leaf):
+            s, row = tree.splits[nd], f.node_row_[r + nd]
+            assert isinstance(s, ObliqueSplit) and s.weights.shape == (X.shape[1],)
+            assert not s.weights[outside].any()
+            assert np.array_equal(f.weights_[row], s.weights) and f.bias_[row] == s.bias
+            assert f.left_[r + nd] == r + tree.children_left[nd] and f.right_[r + nd] == r + tree.children_right[nd]
+            if s.direction is None:
+                assert not f.directions_[row].any() and f.dir_coef_[row] == 0
+            else:
+                assert not s.direction[outside].any()
+                assert np.array_equal(f.directions_[row], s.direction) and f.dir_coef_[row] == s.dir_coef
+            assert np.array_equal(tree.decision_path(X).toarray()[:, nd] == 1,
+                                  np.isin(f.transform(X)[:, t], _subtree_leaves(tree, nd)))
+
+
+def _subtree_leaves(tree, node):
+    """Leaves below ``node`` of a core tree."""
+    return [leaf for leaf in tree.leaves() if leaf == node or node in [p for p, _ in tree.path_to(leaf)]]
+
+
+@pytest.mark.parametrize("kind", ["hhcart", "randcart", "axis", "random"])
+def test_tree_grown_on_a_feature_subset_reads_the_full_space(kind):
+    X = _blobs(70, 6, seed=21)
+    y = np.random.default_rng(1).uniform(size=70)
+    feats = np.array([0, 2, 3, 5])
+    kw = dict(kind=kind, max_depth=3, rotation="per_tree")
+    full = grow_oblique_tree(X, y, features=feats, rng=3, **kw)
+    sub = grow_oblique_tree(np.ascontiguousarray(X[:, feats]), y, rng=3, **kw)
+    assert np.array_equal(full.children_left, sub.children_left) and np.array_equal(full.value, sub.value)
+    assert full.n_leaves > 1
+    for a, b in zip(full.splits, sub.splits):
+        if b is None:
+            assert a is None
+            continue
+        assert np.array_equal(a.weights[feats], b.weights) and not np.delete(a.weights, feats).any()
+        assert a.bias == b.bias and a.dir_coef == b.dir_coef
+        assert (a.direction is None) == (b.direction is None)
+        if b.direction is not None:
+            assert np.array_equal(a.direction[feats], b.direction)
+    leaves, counts = np.unique(full.apply(X), return_counts=True)  # the full-space tree routes X
+    assert np.array_equal(full.n_node_samples[leaves], counts)
 
 
 def test_path_system_matches_core_path_to(small_forest):
@@ -346,20 +440,22 @@ def test_fit_is_reproducible():
 
 
 def _hand_forest(splits, p, box=None):
-    """A forest of depth-1 trees ``x . w >= t`` built by hand."""
+    """A forest of depth-1 core trees ``x . w >= t`` built by hand."""
     f = ObliqueForestEmbedding(n_estimators=len(splits), box=box)
     trees = []
     for w, t in splits:
-        W = np.zeros((3, p))
-        W[0] = w
-        trees.append(TreeArrays(left=np.array([1, -1, -1]), right=np.array([2, -1, -1]), weights=W,
-                                bias=np.array([t, 0, 0.0]), value=np.zeros(3), n_samples=np.ones(3, int),
-                                impurity=np.zeros(3), depth=np.array([0, 1, 1]), direction=np.zeros((3, p))))
+        b = TreeBuilder(1)
+        root = b.add_node([0.0], 1, 0.0)
+        b.add_node([0.0], 1, 0.0, parent=root, is_right=False)
+        b.add_node([0.0], 1, 0.0, parent=root, is_right=True)
+        b.set_split(root, HyperplaneSplit(w, t))
+        trees.append(b.build())
     f.n_features_in_ = p
     from treebook.oblique.forest import check_box
 
     f._box = check_box(box, p)
-    f._set_arrays(trees, [np.arange(p)] * len(splits), p)
+    f.estimators_, f.feature_subsets_ = trees, [np.arange(p)] * len(splits)
+    f._pack()
     return f
 
 
@@ -448,15 +544,20 @@ def test_codes_of_another_model_are_refused():
 
 
 # ---------------------------------------------------------------- the authors' forest
+def _split_weights(tree):
+    """The normals of a core tree's splits, in node order (n_internal x n_features)."""
+    return np.array([s.weights for s in tree.splits if s is not None])
+
+
 def test_shared_target_is_one_draw_for_the_ensemble():
     X = _blobs(40, 3, seed=15)
     kw = dict(tree="axis", n_estimators=4, max_depth=2, bootstrap=False, random_state=0)
     shared = ObliqueForestEmbedding(target="shared", **kw).fit(X)
-    roots = [t.value[0] for t in shared.tree_arrays_]  # every tree sees the same target on the same rows
+    roots = [t.value[0, 0] for t in shared.estimators_]  # every tree sees the same target on the same rows
     assert np.allclose(roots, roots[0])
-    assert len({t.weights.tobytes() for t in shared.tree_arrays_}) == 1  # and so grows the same CART tree
+    assert len({_split_weights(t).tobytes() for t in shared.estimators_}) == 1  # and so grows the same CART tree
     own = ObliqueForestEmbedding(target="per_tree", **kw).fit(X)
-    assert len({round(t.value[0], 12) for t in own.tree_arrays_}) == 4
+    assert len({round(t.value[0, 0], 12) for t in own.estimators_}) == 4
 
 
 @pytest.mark.parametrize("rotation", ["per_node", "per_tree"])
@@ -464,8 +565,8 @@ def test_randcart_rotation_per_node_or_per_tree(rotation):
     X = _blobs(200, 4, seed=16)
     f = ObliqueForestEmbedding(tree="randcart", rotation=rotation, n_estimators=3, max_depth=3,
                                random_state=0).fit(X)
-    for t in f.tree_arrays_:
-        W = t.weights[t.left >= 0]
+    for t in f.estimators_:
+        W = _split_weights(t)
         assert len(W) >= 3 and np.allclose(np.linalg.norm(W, axis=1), 1.0)
         G = np.abs(W @ W.T)
         columns_of_one_q = np.all(np.isclose(G, 0, atol=1e-9) | np.isclose(G, 1, atol=1e-9))
@@ -477,7 +578,7 @@ def test_feature_and_sample_counts_round_down_like_bagging():
     f = ObliqueForestEmbedding(n_estimators=2, max_depth=1, max_features=0.75, max_samples=0.55,
                                random_state=0).fit(X)
     assert all(len(s) == 7 for s in f.feature_subsets_)  # floor(7.5)
-    assert all(t.n_samples[0] == 16 for t in f.tree_arrays_)  # floor(16.5)
+    assert all(t.n_node_samples[0] == 16 for t in f.estimators_)  # floor(16.5)
 
 
 # ---------------------------------------------------------------- eForest / MCR
@@ -609,9 +710,6 @@ def test_htru_study_decodes_every_row_with_both_trees():
 
 @pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
 def test_single_trees_are_core_trees(cls):
-    from treebook.oblique.grow import ObliqueSplit
-    from treebook.tree import Tree
-
     X = _blobs(60, 4, seed=19)
     y = X @ np.array([1.0, -1.0, 0.5, 0.0])
     reg = cls(max_depth=3, random_state=0).fit(X, y)
@@ -629,3 +727,36 @@ def test_single_trees_are_core_trees(cls):
         s = tree.splits[nd]
         if s.direction is not None:
             assert np.count_nonzero(np.abs(s.weights - s.dir_coef * s.direction) > 1e-12) <= 2
+
+
+@pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
+def test_single_trees_are_core_estimators(cls):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    X = pd.DataFrame(_blobs(60, 4, seed=23), columns=["a", "b", "c", "d"])
+    y = X["a"] - 2 * X["c"]
+    reg = cls(max_depth=3, random_state=1).fit(X, y)
+    assert isinstance(reg, BaseTree)
+    leaves = reg.apply(X)
+    assert np.array_equal(reg.predict(X), reg.tree_.value[leaves, 0])
+    path = reg.decision_path(X)
+    assert path.shape == (60, reg.tree_.n_nodes) and np.all(path[np.arange(60), leaves] == 1)
+    assert np.array_equal(np.asarray(path.sum(axis=1)).ravel(), reg.tree_.depth[leaves] + 1)
+    text = reg.export_text()
+    assert text.count("value:") == reg.get_n_leaves() and any(f"*{c}" in text for c in "abcd")
+    assert reg.plot() is not None
+    with pytest.raises(ValueError, match="feature names"):
+        reg.apply(X[["b", "a", "c", "d"]])
+
+
+@pytest.mark.parametrize("cls", [HHCARTRegressor, RandCARTRegressor])
+@pytest.mark.parametrize("param, value", [("max_depth", -1), ("max_depth", 1.5), ("max_depth", True),
+                                          ("min_samples_leaf", -1), ("min_samples_leaf", 0),
+                                          ("split_rule", "median")])
+def test_single_trees_refuse_bad_hyperparameters(cls, param, value):
+    X = _blobs(20, 3, seed=24)
+    with pytest.raises(ValueError, match=f"'{param}' parameter of {cls.__name__} must be"):
+        cls(**{param: value}).fit(X, X[:, 0])

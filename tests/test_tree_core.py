@@ -242,6 +242,15 @@ def test_bad_params_and_predict_input():
         CARTRegressor().fit(X, np.where(y == 1, np.nan, y))
 
 
+@pytest.mark.parametrize("method", ["predict", "apply", "decision_path"])
+def test_methods_before_fit_raise_not_fitted(method):
+    from sklearn.exceptions import NotFittedError
+
+    for est in (CARTClassifier(), CARTRegressor()):
+        with pytest.raises(NotFittedError):
+            getattr(est, method)(np.zeros((2, 3)))
+
+
 @parametrize_with_checks([CARTClassifier(), CARTRegressor(max_depth=4), CARTClassifier(ccp_alpha=0.02)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval
 __all__ = [
     "check_array",
     "check_X_y",
+    "check_y",
     "check_classification_targets",
     "check_random_state",
     "check_n_features",
@@ -127,6 +128,16 @@ def _np_dtype(t):
 def check_X_y(X, y, *, y_numeric: bool = False, multi_output: bool = False, **kwargs):
     """Validate a design matrix and its targets together (same number of rows)."""
     X = check_array(X, **kwargs)
+    return X, check_y(y, X.shape[0], y_numeric=y_numeric, multi_output=multi_output)
+
+
+def check_y(y, n_samples: int, *, y_numeric: bool = False, multi_output: bool = False):
+    """Validate the targets of a design matrix of ``n_samples`` rows that was validated already.
+
+    ``y`` must be given and have ``n_samples`` entries. With ``y_numeric`` it becomes a finite float array
+    (2-D when ``multi_output``, else 1-D); otherwise it stays as given, 1-D (a column vector is flattened,
+    with scikit-learn's ``DataConversionWarning``), without NaN, infinity or missing values.
+    """
     if y is None:
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     if y_numeric:
@@ -146,9 +157,9 @@ def check_X_y(X, y, *, y_numeric: bool = False, multi_output: bool = False, **kw
             raise ValueError(f"y contains NaN or infinite values at {_rows(~np.isfinite(y))}")
         if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
             raise ValueError("y contains missing values")
-    if len(y) != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} samples but y has {len(y)}")
-    return X, y
+    if len(y) != n_samples:
+        raise ValueError(f"X has {n_samples} samples but y has {len(y)}")
+    return y
 
 
 def check_classification_targets(y, *, min_classes: int = 2):

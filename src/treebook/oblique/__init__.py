@@ -17,11 +17,11 @@ from treebook.oblique.eforest import EForestEmbedding, mcr_bounds
 from treebook.oblique.forest import HHCARTRegressor, ObliqueForestEmbedding, RandCARTRegressor
 from treebook.oblique.grow import DIRECTIONS, grow_oblique_tree, node_direction, random_rotation
 from treebook.oblique.metrics import mse_rows, pca_reconstruct, ssim_images
-from treebook.oblique.splits import best_column_split
+from treebook.oblique.splits import SPLIT_RULES, ObliqueSplit
 
 __all__ = [
-    "DIRECTIONS", "EForestEmbedding", "InfeasibleCodeWarning", "HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor",
-    "best_column_split", "decode_forest", "grow_oblique_tree", "l1_decode_cvxpy", "l1_decode_highs",
-    "l1_decode_pulp", "mcr_bounds", "mse_rows", "node_direction", "pca_reconstruct", "random_rotation",
+    "DIRECTIONS", "EForestEmbedding", "InfeasibleCodeWarning", "HHCARTRegressor", "ObliqueForestEmbedding",
+    "ObliqueSplit", "RandCARTRegressor", "SPLIT_RULES", "decode_forest", "grow_oblique_tree", "l1_decode_cvxpy",
+    "l1_decode_highs", "l1_decode_pulp", "mcr_bounds", "mse_rows", "node_direction", "pca_reconstruct", "random_rotation",
     "ssim_images",
 ]

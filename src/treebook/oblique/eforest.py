@@ -140,7 +140,7 @@ class EForestEmbedding(ObliqueForestEmbedding):
         or ``ValueError`` with ``on_infeasible="raise"``) and ``n_failed``, the number of those rows."""
         from treebook.oblique.decode import report_infeasible
 
-        check_is_fitted(self, "tree_arrays_")
+        check_is_fitted(self, "estimators_")
         g = self.check_codes(codes)
         lower, upper = mcr_bounds(self, codes, margin=self.margin)
         if self.point == "minimal":

@@ -11,22 +11,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.oblique.decode import SOLVERS
-from treebook.oblique.grow import (
-    DIRECTIONS,
-    HOUSEHOLDER,
-    TreeArrays,
-    grow_oblique_core_tree,
-    grow_oblique_tree,
-    tree_arrays,
-)
-from treebook.validation import (
-    check_array,
-    check_feature_names,
-    check_magnitude,
-    check_random_state,
-    check_X_y,
-    validate_X,
-)
+from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, grow_oblique_tree
+from treebook.oblique.splits import SPLIT_RULES
+from treebook.tree.cart import GROWTH_CONSTRAINTS, BaseTree
+from treebook.validation import check_array, check_magnitude, check_random_state, check_y, validate_X
 
 __all__ = ["HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor", "check_box"]
 
@@ -38,10 +26,15 @@ _X_LIMIT = {"hhcart": 1e150, "randcart": 1e150, "axis": 1e300, "random": 1e300}
 _Y_SUM_LIMIT = 1e150
 
 
-def _check_x_scale(X, kind, name="X"):
-    check_magnitude(X, _X_LIMIT[kind], name=name,
+def _check_X(estimator, X, kind, *, reset, **kwargs):
+    """The validation of every ``X`` the oblique estimators receive: a finite float array
+    (:func:`~treebook.validation.validate_X`: ``feature_names_in_`` and ``n_features_in_`` recorded at fit,
+    ``reset=True``, and checked afterwards) whose magnitude the trees of ``kind`` support."""
+    X = validate_X(estimator, X, reset=reset, **kwargs)
+    check_magnitude(X, _X_LIMIT[kind], name="X",
                     reason="sums of squares and projections" if kind in ("hhcart", "randcart")
                     else "differences of extremes")
+    return X
 
 
 def check_box(box, n_features):
@@ -87,28 +80,6 @@ def _traverse(P, bias, left, right, node_row, roots, out):
             out[i, t] = node - roots[t]
 
 
-def _tree_to_core(arr: TreeArrays, subset, n_features):
-    """The grown tree as a :class:`treebook.tree.Tree` with ``HyperplaneSplit`` nodes in the full feature
-    space. Node ids are preserved (the grower numbers a parent before its children)."""
-    from treebook.tree import HyperplaneSplit, TreeBuilder
-
-    b = TreeBuilder(1)
-    parent = np.full(arr.n_nodes, -1)
-    is_right = np.zeros(arr.n_nodes, dtype=bool)
-    internal = np.flatnonzero(arr.left >= 0)
-    parent[arr.left[internal]] = internal
-    parent[arr.right[internal]] = internal
-    is_right[arr.right[internal]] = True
-    for nd in range(arr.n_nodes):
-        b.add_node(np.array([arr.value[nd]]), int(arr.n_samples[nd]), float(arr.impurity[nd]),
-                   parent=int(parent[nd]), is_right=bool(is_right[nd]))
-    for nd in internal:
-        w = np.zeros(n_features)
-        w[subset] = arr.weights[nd]
-        b.set_split(int(nd), HyperplaneSplit(w, float(arr.bias[nd])))
-    return b.build()
-
-
 class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     """OF-AE: an unsupervised bagged forest of oblique trees used as an autoencoder.
 
@@ -141,7 +112,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         ``max(1, floor(max_features * p))`` of them.
     split_rule : {"mean", "best"} — the authors' split search (each projected column's node mean is its only
         threshold, weighted standard deviation of the targets as impurity) or CART's (every midpoint, squared
-        error); see :func:`treebook.oblique.splits.best_column_split`.
+        error); see :mod:`treebook.oblique.splits`.
     target : {"shared", "per_tree"} — one uniform target for the whole ensemble (the authors') or a fresh
         one for every tree.
     rotation : {"per_node", "per_tree"} — RandCART's random rotation: a new one at every node (the
@@ -163,6 +134,17 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     n_jobs : int — processes used by ``inverse_transform``.
     random_state : seed.
     progress : bool — tqdm bars for fitting and decoding.
+
+    Attributes
+    ----------
+    estimators_ : list of :class:`treebook.tree.Tree` — the trees, whose internal nodes hold
+        :class:`~treebook.oblique.splits.ObliqueSplit` hyperplanes over all ``n_features_in_`` features
+        (zero weights outside the tree's feature subset); node ids are those of the codes:
+        ``estimators_[t].apply(X) == transform(X)[:, t]``.
+    feature_subsets_ : list of arrays — the features each tree was grown on.
+    roots_, n_nodes_, left_, right_, node_row_, is_leaf_, weights_, bias_, directions_, dir_coef_,
+    path_rows_, path_signs_ : the trees packed into flat arrays for the compiled encoder and the decoders
+        (:meth:`_pack`).
     """
 
     def __init__(self, tree="hhcart", direction="pca", n_estimators=100, max_depth=3, max_samples=1.0,
@@ -198,7 +180,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         "max_features": [Interval(Real, 0, 1, closed="right")],
         "bootstrap": ["boolean"],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "split_rule": [StrOptions({"best", "mean"})],
+        "split_rule": [StrOptions(set(SPLIT_RULES))],
         "target": [StrOptions({"shared", "per_tree"})],
         "rotation": [StrOptions({"per_node", "per_tree"})],
         "householder": [StrOptions(set(HOUSEHOLDER))],
@@ -221,8 +203,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Grow ``n_estimators`` trees on uniform random targets (``y`` is ignored)."""
-        Xa = validate_X(self, X, reset=True, min_samples=2)
-        _check_x_scale(Xa, self.tree)
+        Xa = _check_X(self, X, self.tree, reset=True, min_samples=2)
         self._box = check_box(self.box, Xa.shape[1])
         from threadpoolctl import threadpool_limits
 
@@ -251,21 +232,29 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
                 rows = rng.choice(n, size=min(n_sub, n), replace=False)
             target = shared[rows] if shared is not None else rng.uniform(size=len(rows))
             direction = self.direction if self.tree == "hhcart" else None
-            arr = grow_oblique_tree(X[np.ix_(rows, feats)], target, kind=self.tree, direction=direction,
-                                    max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                                    split_rule=self.split_rule, rotation=getattr(self, "rotation", "per_node"),
-                                    householder=getattr(self, "householder", "farthest"), rng=rng)
-            trees.append(arr)
+            trees.append(grow_oblique_tree(X[rows], target, features=feats, kind=self.tree, direction=direction,
+                                           max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                                           split_rule=self.split_rule,
+                                           rotation=getattr(self, "rotation", "per_node"),
+                                           householder=getattr(self, "householder", "farthest"), rng=rng))
             subsets.append(feats)
-        self._set_arrays(trees, subsets, p)
-
-    def _set_arrays(self, trees, subsets, p):
-        self.tree_arrays_ = trees
+        self.estimators_ = trees
         self.feature_subsets_ = subsets
+        self._pack()
+
+    def _pack(self):
+        """The trees of ``estimators_`` as the flat arrays of the compiled encoder and of the decoders.
+
+        The nodes of all trees are numbered in one sequence (tree ``t`` starts at ``roots_[t]``; ``left_``,
+        ``right_`` are global child ids, -1 at leaves); the internal nodes are the rows of ``weights_``,
+        ``bias_``, ``directions_`` and ``dir_coef_`` (``node_row_``: row of a node, -1 at leaves), and
+        ``path_rows_`` / ``path_signs_`` hold, for every node, the rows of the splits on its path and the
+        side taken (-1 left, +1 right; -1 / 0 padding)."""
+        trees, p = self.estimators_, self.n_features_in_
         sizes = np.array([t.n_nodes for t in trees])
         roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        left = np.concatenate([np.where(t.left >= 0, t.left + r, -1) for t, r in zip(trees, roots)])
-        right = np.concatenate([np.where(t.right >= 0, t.right + r, -1) for t, r in zip(trees, roots)])
+        left = np.concatenate([np.where(~t.is_leaf, t.children_left + r, -1) for t, r in zip(trees, roots)])
+        right = np.concatenate([np.where(~t.is_leaf, t.children_right + r, -1) for t, r in zip(trees, roots)])
         internal = left >= 0
         node_row = np.full(len(left), -1, dtype=np.int64)
         node_row[internal] = np.arange(internal.sum())
@@ -273,14 +262,14 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         Dir = np.zeros((int(internal.sum()), p))
         bias = np.zeros(int(internal.sum()))
         coef = np.zeros(int(internal.sum()))
-        for t, r, feats in zip(trees, roots, subsets):
-            loc = np.flatnonzero(t.left >= 0)
-            rows = node_row[loc + r]
-            W[np.ix_(rows, feats)] = t.weights[loc]
-            Dir[np.ix_(rows, feats)] = t.direction[loc]
-            bias[rows] = t.bias[loc]
-            if t.dir_coef is not None:
-                coef[rows] = t.dir_coef[loc]
+        for t, r in zip(trees, roots):
+            for nd in np.flatnonzero(~t.is_leaf):
+                row, split = node_row[nd + r], t.splits[nd]
+                W[row] = split.weights
+                bias[row] = split.bias
+                if getattr(split, "direction", None) is not None:
+                    Dir[row] = split.direction
+                    coef[row] = split.dir_coef
         depth = np.concatenate([t.depth for t in trees])
         max_d = int(depth.max()) if len(depth) else 0
         path_rows = np.full((len(left), max(max_d, 1)), -1, dtype=np.int64)
@@ -288,9 +277,9 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         for t, r in zip(trees, roots):  # paths by breadth-first propagation (arrays, not per sample)
             for nd in np.argsort(t.depth, kind="stable"):
                 g = nd + r
-                if t.left[nd] >= 0:
+                if not t.is_leaf[nd]:
                     dep = t.depth[nd]
-                    for child, sgn in ((t.left[nd] + r, -1), (t.right[nd] + r, 1)):
+                    for child, sgn in ((t.children_left[nd] + r, -1), (t.children_right[nd] + r, 1)):
                         path_rows[child, :dep] = path_rows[g, :dep]
                         path_signs[child, :dep] = path_signs[g, :dep]
                         path_rows[child, dep] = node_row[g]
@@ -302,24 +291,11 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         self.path_rows_, self.path_signs_ = path_rows, path_signs
         self.is_leaf_ = left < 0
 
-    @property
-    def estimators_(self):
-        """The trees as :class:`treebook.tree.Tree` objects with :class:`HyperplaneSplit` nodes.
-
-        Node ids are those of the codes: ``estimators_[t].apply(X) == transform(X)[:, t]``.
-        """
-        check_is_fitted(self, "tree_arrays_")
-        out = []
-        for arr, feats in zip(self.tree_arrays_, self.feature_subsets_):
-            out.append(_tree_to_core(arr, feats, self.n_features_in_))
-        return out
-
     # ------------------------------------------------------------------ encoding
     def transform(self, X):
         """Leaf id (node index within each tree) of every sample in every tree: (n_samples, n_estimators)."""
-        check_is_fitted(self, "tree_arrays_")
-        X = validate_X(self, X, reset=False)
-        _check_x_scale(X, self.tree)
+        check_is_fitted(self, "estimators_")
+        X = _check_X(self, X, self.tree, reset=False)
         out = np.empty((len(X), len(self.roots_)), dtype=np.int64)
         step = max(1, int(2e7 // max(1, self.weights_.shape[0])))
         for s in range(0, len(X), step):
@@ -332,7 +308,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
 
     def check_codes(self, codes):
         """Validate a code matrix: integer leaf ids of shape (n, n_estimators) -> global node ids."""
-        check_is_fitted(self, "tree_arrays_")
+        check_is_fitted(self, "estimators_")
         codes = np.asarray(codes)
         if codes.ndim != 2 or codes.shape[1] != len(self.roots_) or codes.shape[0] == 0:
             raise ValueError(f"codes must have shape (n_samples, {len(self.roots_)}) with n_samples >= 1 (one "
@@ -379,62 +355,43 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         return (X, info) if return_info else X
 
 
-class _ObliqueTreeRegressor(RegressorMixin, BaseEstimator):
+class _ObliqueTreeRegressor(RegressorMixin, BaseTree):
+    """A single oblique regression tree on the tree core: ``tree_`` is a :class:`~treebook.tree.Tree` of
+    :class:`~treebook.oblique.splits.ObliqueSplit` nodes, and :class:`~treebook.tree.BaseTree` gives
+    ``apply``, ``decision_path``, ``get_depth``, ``get_n_leaves``, ``export_text`` (an oblique split shows its
+    largest weights) and ``plot``. ``X`` is validated as the forests validate it (:func:`_check_X`)."""
+
     _kind = "hhcart"
 
     _parameter_constraints: dict = {
-        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
-        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "split_rule": [StrOptions({"best", "mean"})],
+        "max_depth": GROWTH_CONSTRAINTS["max_depth"],
+        "min_samples_leaf": GROWTH_CONSTRAINTS["min_samples_leaf"],
+        "split_rule": [StrOptions(set(SPLIT_RULES))],
+        # scikit-learn's seeds (None, an int, a RandomState), as the forests take them
         "random_state": ["random_state"],
     }
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        Xa, y = check_X_y(X, y)
-        y = check_array(y, name="y", ensure_2d=False)
-        _check_x_scale(Xa, self._kind)
+        """Grow the tree on ``X`` and the targets ``y`` (n,)."""
+        Xa = _check_X(self, X, self._kind, reset=True)
+        y = check_array(check_y(y, Xa.shape[0]), name="y", ensure_2d=False)
         check_magnitude(y, _Y_SUM_LIMIT / len(y), name="y", reason="squares of sums of the targets")
-        check_feature_names(self, X, reset=True)
-        rng = check_random_state(self.random_state)
-        self.tree_ = grow_oblique_core_tree(
+        self.tree_ = grow_oblique_tree(
             Xa, y, kind=self._kind, direction=getattr(self, "direction", "pca"), max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf, split_rule=self.split_rule,
             rotation=getattr(self, "rotation", "per_node"), householder=getattr(self, "householder", "farthest"),
-            rng=rng)
-        self.tree_arrays_ = tree_arrays(self.tree_, Xa.shape[1])
+            rng=check_random_state(self.random_state))
         return self
 
-    def get_depth(self) -> int:
-        """Depth of the fitted tree (0 for a single leaf)."""
+    def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        return self.tree_.max_depth
-
-    def get_n_leaves(self) -> int:
-        """Number of leaves of the fitted tree."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.n_leaves
-
-    def export_text(self, feature_names=None, decimals: int = 3) -> str:
-        """The fitted tree as text (:func:`treebook.tree.export.export_text`); an oblique split shows its
-        largest weights."""
-        from treebook.tree.export import export_text
-
-        check_is_fitted(self, "tree_")
-        if feature_names is None and hasattr(self, "feature_names_in_"):
-            feature_names = list(self.feature_names_in_)
-        return export_text(self.tree_, feature_names=feature_names, decimals=decimals)
-
-    def apply(self, X):
-        """Leaf id of every row of ``X``."""
-        check_is_fitted(self, "tree_arrays_")
-        X = validate_X(self, X, reset=False)
-        _check_x_scale(X, self._kind)
-        return self.tree_arrays_.apply(X)
+        return _check_X(self, X, self._kind, reset=False)
 
     def predict(self, X):
-        leaves = self.apply(X)
-        return self.tree_arrays_.value[leaves]
+        """The mean training target of the leaf each row of ``X`` reaches."""
+        X = self._validate_X_predict(X)
+        return self.tree_.value[:, 0][self.tree_.apply(X)]
 
 
 class HHCARTRegressor(_ObliqueTreeRegressor):

@@ -1,12 +1,15 @@
 """Growing one oblique regression tree: HHCART (Householder reflections) and RandCART (random rotations).
 
-A grown tree is returned as plain arrays (:class:`TreeArrays`); every internal node holds a hyperplane
-``w . x >= b`` (True = right child), in the coordinates the tree was grown in.
+A grown tree is a core :class:`~treebook.tree.Tree` grown by :func:`treebook.tree.grow.grow_tree`; every
+internal node holds an :class:`~treebook.oblique.splits.ObliqueSplit`, a hyperplane ``w . x >= b`` (True =
+right child) in the coordinates of the samples the tree was given (a tree grown on a subset of the
+features has zero weights on the others).
 
 HHCART (Wickramarachchi et al. 2016, regression variant): at a node with samples ``X_n`` a 1-D direction
 ``d`` is estimated from ``X_n`` (``direction=``), and a Householder matrix ``H = I - 2 u u^T`` with
 ``u = (e_i - d) / ||e_i - d||`` reflects the data; the best axis-parallel split of ``X_n`` competes with the
-best axis-parallel split of the reflected data ``X_n H`` (the reflected one wins only if strictly better).
+best axis-parallel split of the reflected data ``X_n H`` (the reflected one wins only if strictly better,
+but for ``split_rule="best"`` on a tie the cut with fewer samples on the left wins, whichever its column).
 A split on column ``j`` of ``X_n H`` is the hyperplane with normal ``H e_j = e_j - 2 u_j u``: a unit vector,
 a multiple of ``e_i`` and a multiple of ``d``.
 
@@ -30,57 +33,23 @@ authors' ``modules/RandCART.py`` does; ``"per_tree"`` draws one per tree (Blaser
 random-rotation ensembles). The authors' RandCART also turns a node into a leaf when a child of its split
 would hold at most ``min_samples = 2`` samples; that check is not reproduced here (``min_samples_leaf``
 bounds the children instead, before the split is chosen).
+
+Every kind searches its candidate columns with the split rule of :mod:`treebook.oblique.splits`
+(``split_rule="mean"``, the authors', or ``"best"``, CART's).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
-from treebook.oblique.splits import best_column_split
-from treebook.tree.splits import HyperplaneSplit
+from treebook.oblique.splits import SPLIT_RULES, ObliqueSplit, hyperplane_candidate, projected_split
 
-__all__ = ["DIRECTIONS", "HOUSEHOLDER", "ObliqueSplit", "TreeArrays", "grow_oblique_core_tree", "grow_oblique_tree",
-           "node_direction", "oblique_find_split", "random_rotation", "tree_arrays"]
+__all__ = ["DIRECTIONS", "HOUSEHOLDER", "grow_oblique_tree", "node_direction", "oblique_find_split",
+           "random_rotation"]
 
 DIRECTIONS = ("pca", "svd", "ica", "fa", "grp")
-
-
-@dataclass
-class TreeArrays:
-    """One grown tree as arrays (node 0 is the root; ``left == -1`` at leaves)."""
-
-    left: np.ndarray
-    right: np.ndarray
-    weights: np.ndarray  # (n_nodes, n_features); zero rows at leaves
-    bias: np.ndarray
-    value: np.ndarray
-    n_samples: np.ndarray
-    impurity: np.ndarray
-    depth: np.ndarray
-    direction: np.ndarray = field(default=None)  # (n_nodes, n_features): HHCART direction d (zeros if axis)
-    dir_coef: np.ndarray = field(default=None)  # coefficient beta of d in the node's normal (0 if none)
-
-    @property
-    def n_nodes(self):
-        return len(self.left)
-
-    def is_leaf(self):
-        return self.left < 0
-
-    def apply(self, X):
-        """Leaf id of every row of ``X`` (vectorised over samples, loop over depth)."""
-        X = np.asarray(X, dtype=float)
-        node = np.zeros(len(X), dtype=np.int64)
-        active = self.left[node] >= 0
-        while active.any():
-            idx = np.flatnonzero(active)
-            nd = node[idx]
-            go_right = np.einsum("ij,ij->i", X[idx], self.weights[nd]) >= self.bias[nd]
-            node[idx] = np.where(go_right, self.right[nd], self.left[nd])
-            active = self.left[node] >= 0
-        return node
 
 
 def random_rotation(q, rng):
@@ -183,31 +152,49 @@ def _householder_u(d, rule="largest"):
     return v / nv, d, i
 
 
-class ObliqueSplit(HyperplaneSplit):
-    """A :class:`~treebook.tree.HyperplaneSplit` (``x . weights >= bias`` goes right) that remembers how it
-    was found: HHCART's direction ``d`` at the node and the coefficient ``beta`` of ``d`` in the normal
-    (``weights = sparse part + beta d``; ``direction`` None and ``dir_coef`` 0 for axis-parallel and RandCART
-    splits). The low-rank decoder uses them (:func:`treebook.oblique.decode.lowrank_structure`)."""
 
-    def __init__(self, weights, bias: float, direction=None, dir_coef: float = 0.0):
-        super().__init__(weights, bias)
-        self.direction = None if direction is None else np.asarray(direction, dtype=float).ravel()
-        self.dir_coef = float(dir_coef)
+def _axis_split(q, j, thr):
+    """The split ``x_j >= thr`` of samples with ``q`` features."""
+    w = np.zeros(q)
+    w[j] = 1.0
+    return ObliqueSplit(w, thr)
+
+
+def _reflected_split(u, d, i_basis, q, j, thr):
+    """The split on column ``j`` of ``[X, X H]`` (HHCART's candidates): ``x_j >= thr`` for ``j < q``, else
+    the reflected column ``jj = j - q``, the hyperplane with normal ``H e_jj``, with the direction ``d`` and
+    its coefficient in that normal."""
+    if j < q:
+        return _axis_split(q, j, thr)
+    jj = j - q
+    w = -2.0 * u[jj] * u
+    w[jj] += 1.0
+    # H e_jj = e_jj - 2 u_jj (e_i - d) / ||e_i - d||: the coefficient of d is 2 u_jj / ||e_i - d||
+    e_minus_d = -d.copy()
+    e_minus_d[i_basis] += 1.0
+    beta = 2.0 * u[jj] / max(float(np.linalg.norm(e_minus_d)), 1e-300)
+    return ObliqueSplit(w, thr, d, beta)
+
+
+def _rotated_split(rot, j, thr):
+    """The split on column ``j`` of ``X Q``: the hyperplane with normal ``Q e_j``."""
+    return ObliqueSplit(rot[:, j].copy(), thr)
 
 
 def oblique_find_split(kind="hhcart", direction="pca", split_rule="mean", rotation="per_node",
                        householder="farthest", rng=None, n_features=None):
     """The split search of one oblique tree as a ``find_split`` for :func:`treebook.tree.grow.grow_tree`:
     ``find_split(X_node, y_node, features, min_samples_leaf)`` returns a
-    :class:`~treebook.tree.grow.Candidate` whose split is an :class:`ObliqueSplit` and whose cost is the
-    children's total squared error (the core's units), or None. ``kind``, ``direction``, ``split_rule``,
-    ``rotation`` and ``householder`` are those of :func:`grow_oblique_tree`; ``rotation`` may also be a
-    ``q x q`` orthogonal matrix (one rotation for the whole tree), and ``"per_tree"`` needs ``n_features``."""
-    from treebook.tree.grow import Candidate
-
+    :class:`~treebook.tree.grow.Candidate` whose split is an :class:`~treebook.oblique.splits.ObliqueSplit`
+    and whose cost is the children's total squared error (the core's units), or None. ``kind``,
+    ``direction``, ``split_rule``, ``rotation`` and ``householder`` are those of :func:`grow_oblique_tree`;
+    ``rotation`` may also be a ``q x q`` orthogonal matrix (one rotation for the whole tree), and
+    ``"per_tree"`` needs ``n_features``."""
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     if kind not in ("hhcart", "randcart", "axis", "random"):
         raise ValueError(f"kind must be 'hhcart', 'randcart', 'axis' or 'random', got {kind!r}")
+    if split_rule not in SPLIT_RULES:
+        raise ValueError(f"split_rule must be one of {SPLIT_RULES}, got {split_rule!r}")
     per_node = isinstance(rotation, str) and rotation == "per_node"
     if kind == "randcart" and isinstance(rotation, str):
         if rotation not in ("per_node", "per_tree"):
@@ -216,7 +203,6 @@ def oblique_find_split(kind="hhcart", direction="pca", split_rule="mean", rotati
 
     def find_split(Xn, yn, features, min_samples_leaf):
         q = Xn.shape[1]
-        d, u, beta = None, None, 0.0
         if kind == "random":  # RandomTreesEmbedding-style: random feature, uniform threshold in its range
             mn, mx = Xn.min(axis=0), Xn.max(axis=0)
             cand = np.flatnonzero(mx > mn)
@@ -226,101 +212,49 @@ def oblique_find_split(kind="hhcart", direction="pca", split_rule="mean", rotati
             thr = float(rng.uniform(mn[j], mx[j]))
             if not thr > mn[j]:
                 thr = float(mx[j])
-            found = (j, thr, 0.0)
-        else:
-            if kind == "axis":
-                Z = Xn
-            elif kind == "randcart":
-                rot = random_rotation(q, rng) if per_node else rotation
-                Z = Xn @ rot
-            else:
-                d = node_direction(Xn, direction, rng, normalise=householder != "farthest")
-                if d is not None:
-                    u, d, i_basis = _householder_u(d, householder)
-                if u is None:
-                    Z, d = Xn, None
-                else:
+            return hyperplane_candidate(Xn, yn, _axis_split(q, j, thr))
+        if kind == "randcart":
+            rot = random_rotation(q, rng) if per_node else rotation
+            return projected_split(Xn, yn, Xn @ rot, partial(_rotated_split, rot), min_samples_leaf, split_rule)
+        if kind == "hhcart":
+            d = node_direction(Xn, direction, rng, normalise=householder != "farthest")
+            if d is not None:
+                u, d, i_basis = _householder_u(d, householder)
+                if u is not None:
                     Z = np.hstack([Xn, Xn - 2.0 * np.outer(Xn @ u, u)])
-            found = best_column_split(Z, yn, min_samples_leaf, split_rule)
-        if found is None:
-            return None
-        j, thr, _ = found
-        d_used = None
-        if kind in ("axis", "random") or (kind == "hhcart" and j < q):
-            w = np.zeros(q)
-            w[j] = 1.0
-        elif kind == "randcart":
-            w = rot[:, j].copy()
-        else:
-            jj = j - q
-            w = -2.0 * u[jj] * u
-            w[jj] += 1.0
-            d_used = d
-            # H e_jj = e_jj - 2 u_jj (e_i - d) / ||e_i - d||: the coefficient of d is 2 u_jj / ||e_i - d||
-            e_minus_d = -d.copy()
-            e_minus_d[i_basis] += 1.0
-            beta = 2.0 * u[jj] / max(float(np.linalg.norm(e_minus_d)), 1e-300)
-        # route with the stored hyperplane itself so that training samples and apply() agree exactly
-        right = Xn @ w >= thr
-        n_r = int(right.sum())
-        if n_r == 0 or n_r == len(right):
-            return None
-        y_r, y_l = yn[right], yn[~right]
-        cost = float(len(y_r) * y_r.var() + len(y_l) * y_l.var())
-        return Candidate(ObliqueSplit(w, thr, d_used, beta), cost, right)
+                    return projected_split(Xn, yn, Z, partial(_reflected_split, u, d, i_basis, q),
+                                           min_samples_leaf, split_rule)
+        # CART, and HHCART at a node without a direction or a reflection
+        return projected_split(Xn, yn, Xn, partial(_axis_split, q), min_samples_leaf, split_rule)
 
     return find_split
 
 
-def tree_arrays(tree, n_features):
-    """A core :class:`~treebook.tree.Tree` of oblique splits packed into :class:`TreeArrays` (node ids kept)
-    for the forest's compiled encoder and decoder."""
-    n = tree.n_nodes
-    W = np.zeros((n, n_features))
-    D = np.zeros((n, n_features))
-    bias = np.zeros(n)
-    beta = np.zeros(n)
-    for nd in np.flatnonzero(~tree.is_leaf):
-        s = tree.splits[nd]
-        W[nd] = s.weights
-        bias[nd] = s.bias
-        if getattr(s, "direction", None) is not None:
-            D[nd] = s.direction
-            beta[nd] = s.dir_coef
-    return TreeArrays(left=np.where(tree.is_leaf, -1, tree.children_left).astype(np.int64),
-                      right=np.where(tree.is_leaf, -1, tree.children_right).astype(np.int64), weights=W,
-                      bias=bias, value=tree.value[:, 0].copy(), n_samples=tree.n_node_samples.astype(np.int64),
-                      impurity=tree.impurity.copy(), depth=tree.depth.astype(np.int64), direction=D, dir_coef=beta)
+def grow_oblique_tree(X, y, *, features=None, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
+                      split_rule="mean", rotation="per_node", householder="farthest", rng=None):
+    """Grow one regression tree with oblique splits (see the module docstring) through the core's
+    :func:`~treebook.tree.grow.grow_tree` (depth first, leaf value the mean, impurity the variance) with
+    :func:`oblique_find_split`; returns the core :class:`~treebook.tree.Tree`.
 
-
-def grow_oblique_core_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
-                           split_rule="mean", rotation="per_node", householder="farthest", rng=None):
-    """Grow one oblique regression tree through the core's :func:`treebook.tree.grow.grow_tree` (depth first,
-    leaf value the mean, impurity the variance) with :func:`oblique_find_split`; returns the core
-    :class:`~treebook.tree.Tree`. See :func:`grow_oblique_tree` for the parameters."""
+    ``features`` (indices of columns of ``X``; None for all) are the columns the tree is grown on; its
+    splits read ``X``'s columns all the same (weights and directions zero outside ``features``), so that
+    the tree routes the samples of ``X``. ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (CART) or
+    ``"random"`` (a random feature and a uniform threshold in the node's range, as RandomTreesEmbedding).
+    ``split_rule`` is the split search of :mod:`treebook.oblique.splits` (``"mean"``: the OF-AE authors';
+    ``"best"``: CART's). For RandCART, ``rotation`` is ``"per_node"`` (a new random rotation at every node,
+    the authors'), ``"per_tree"`` (one drawn for the tree) or a ``q x q`` orthogonal matrix used for the
+    whole tree (``q`` the number of ``features``). ``householder`` picks HHCART's basis vector
+    (``"farthest"``: the authors'; ``"largest"``).
+    """
     from treebook.tree.grow import grow_tree
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    find_split = oblique_find_split(kind, direction, split_rule, rotation, householder, rng, X.shape[1])
-    return grow_tree(X, y, find_split=find_split, leaf_value=lambda t: np.array([t.mean()]),
+    Xg = X if features is None else np.ascontiguousarray(X[:, features])
+    find_split = oblique_find_split(kind, direction, split_rule, rotation, householder, rng, Xg.shape[1])
+    tree = grow_tree(Xg, y, find_split=find_split, leaf_value=lambda t: np.array([t.mean()]),
                      node_impurity=lambda t: float(t.var()), max_depth=max_depth, min_samples_split=2,
                      min_samples_leaf=min_samples_leaf)
-
-
-def grow_oblique_tree(X, y, *, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
-                      split_rule="mean", rotation="per_node", householder="farthest", rng=None):
-    """Grow one regression tree with oblique splits (see the module docstring) through the core's
-    ``grow_tree`` (:func:`grow_oblique_core_tree`), packed into :class:`TreeArrays`.
-
-    ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (CART) or ``"random"`` (a random feature and a
-    uniform threshold in the node's range, as RandomTreesEmbedding). ``split_rule`` is the split search of
-    :func:`treebook.oblique.splits.best_column_split` (``"mean"``: the OF-AE authors'; ``"best"``: CART's).
-    For RandCART, ``rotation`` is ``"per_node"`` (a new random rotation at every node, the authors'),
-    ``"per_tree"`` (one drawn for the tree) or a ``q x q`` orthogonal matrix used for the whole tree.
-    ``householder`` picks HHCART's basis vector (``"farthest"``: the authors'; ``"largest"``).
-    """
-    tree = grow_oblique_core_tree(X, y, kind=kind, direction=direction, max_depth=max_depth,
-                                  min_samples_leaf=min_samples_leaf, split_rule=split_rule, rotation=rotation,
-                                  householder=householder, rng=rng)
-    return tree_arrays(tree, np.asarray(X).shape[1])
+    if features is not None:
+        tree.splits = [None if s is None else s.in_features(features, X.shape[1]) for s in tree.splits]
+    return tree

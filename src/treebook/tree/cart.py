@@ -166,11 +166,13 @@ class BaseTree(BaseEstimator):
 
     def apply(self, X) -> np.ndarray:
         """Leaf id reached by each sample."""
-        return self.tree_.apply(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)  # first: an unfitted estimator has no ``tree_`` to look up
+        return self.tree_.apply(X)
 
     def decision_path(self, X):
         """Sparse (n_samples x n_nodes) indicator of the nodes each sample passes through."""
-        return self.tree_.decision_path(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X)
 
     def get_depth(self) -> int:
         check_is_fitted(self, "tree_")
