@@ -62,13 +62,15 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from .notebooks import execute_notebook, notebook_parameters, notebook_path, project_root, read_yaml
 
-__all__ = ["load_grid", "expand_grid", "run_sweep", "point_id", "SweepLockError", "LOCK_NAME"]
+__all__ = ["load_grid", "expand_grid", "run_sweep", "point_id", "read_runs", "SweepRun", "SweepLockError",
+           "LOCK_NAME"]
 
 
 def load_grid(path) -> dict:
@@ -343,6 +345,37 @@ def _read_result(path: Path):
 
 
 _PRELOADS: dict = {}
+
+
+class SweepRun(NamedTuple):
+    """One run folder of a sweep, as :func:`read_runs` reads it."""
+
+    name: str  #: the point's id (its folder's name)
+    params: dict  #: the point notebook's defaults, overridden by the run's ``params.json``
+    record: dict | None  #: ``result.json`` (None: the point did not finish, or its record cannot be read)
+    seconds: float  #: the run's wall time from ``run.json`` (NaN where the folder has none)
+
+
+def read_runs(folder, notebook) -> list[SweepRun]:
+    """The run folders (``runs/<id>/``: ``params.json``, ``result.json``, ``run.json``, the files a sweep
+    commits) of a sweep of the point notebook ``notebook`` in ``folder``, sorted by id. A parameter absent
+    from a run's ``params.json`` has the notebook's default value; a folder without readable parameters is
+    left out. No results table is needed: a fresh clone of committed run folders reads the same."""
+    import ast
+
+    defaults = {k: ast.literal_eval(v) for k, v in notebook_parameters(notebook).items()}
+    root = Path(folder) / "runs"
+    runs = []
+    for run in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        params, _ = _read_json(run / "params.json")
+        if not isinstance(params, dict):
+            continue
+        record, problem = _read_result(run / "result.json")
+        info, _ = _read_json(run / "run.json")
+        seconds = info.get("seconds") if isinstance(info, dict) else None
+        runs.append(SweepRun(run.name, {**defaults, **params}, record if problem is None else None,
+                             float(seconds) if isinstance(seconds, (int, float)) else float("nan")))
+    return runs
 
 
 def _warm_manager(nb: str, cwd: str):

@@ -671,53 +671,33 @@ def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
     point notebook's default): a sweep made with other settings is refused with the points or parameters
     that differ. ``seconds`` is the run's wall time where the run folder records it (``run.json``), else NaN.
     """
-    import ast
-    import json
-    from pathlib import Path
-
     from ..notebooks import notebook_parameters
+    from ..sweep import read_runs
 
-    defaults = {k: ast.literal_eval(v) for k, v in notebook_parameters("sweeps/02-figure5-point").items()}
-    unknown = [name for name in expected if name not in defaults]
+    unknown = [name for name in expected if name not in notebook_parameters("sweeps/02-figure5-point")]
     if unknown:
         raise ValueError(f"{unknown[0]!r} is not a parameter of the Figure 5 point notebook")
-
-    def read(path):
-        try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-
-    runs = []
-    root = Path(folder) / "runs"
-    for run in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        params = read(run / "params.json")
-        if not isinstance(params, dict):
-            continue
-        record = read(run / "result.json")
-        info = read(run / "run.json")
-        runs.append((run.name, {**defaults, **params}, record if isinstance(record, dict) else None,
-                     float(info["seconds"]) if isinstance(info, dict) and info.get("seconds") is not None
-                     else float("nan")))
+    runs = read_runs(folder, "sweeps/02-figure5-point")
     rows, missing, unfinished, mismatched = [], [], [], {}
     for d in datasets:
         for f in range(1, n_folds + 1):
             for m in methods:
-                same = [r for r in runs if r[1]["dataset"] == d and int(r[1]["fold"]) == f and r[1]["method"] == m]
-                match = [r for r in same if all(r[1][k] == v for k, v in expected.items())]
+                same = [r for r in runs
+                        if r.params["dataset"] == d and int(r.params["fold"]) == f and r.params["method"] == m]
+                match = [r for r in same if all(r.params[k] == v for k, v in expected.items())]
                 if not match:
                     if same:
                         for k, v in expected.items():
-                            if same[0][1][k] != v:
-                                mismatched.setdefault(k, set()).add(str(same[0][1][k]))
+                            if same[0].params[k] != v:
+                                mismatched.setdefault(k, set()).add(str(same[0].params[k]))
                     else:
                         missing.append((d, f, m))
                     continue
-                done = [r for r in match if r[2] is not None and isinstance(r[2].get("results"), dict)]
+                done = [r for r in match if r.record is not None]
                 if not done:
                     unfinished.append({"dataset": d, "fold": f, "method": m})
                     continue
-                _name, _params, record, seconds = done[0]
+                record, seconds = done[0].record, done[0].seconds
                 res = record["results"]
                 rows.append({"dataset": d, "method": m, "fold": f, "mse": float(res["mse"]),
                              "log10_mse": float(res["log10_mse"]), "seconds": seconds,

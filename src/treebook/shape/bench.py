@@ -24,8 +24,8 @@ from ..tree import CARTClassifier
 from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
 
-__all__ = ["available_peers", "fold_data", "literati_run", "memory_run", "peak_rss_mb", "peer_run", "rss_mb",
-           "training_benchmark"]
+__all__ = ["available_peers", "fold_data", "literati_run", "load_train_sweep", "memory_run", "peak_rss_mb", "peer_run",
+           "rss_mb", "training_benchmark"]
 
 
 def available_peers() -> list[str]:
@@ -142,6 +142,60 @@ def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=None, max_e
                          "n_leaves": np.nan,
                          "peak_rss_mb": peak_rss_mb()})
     return pd.DataFrame(rows)
+
+
+def load_train_sweep(folder, datasets, depths, folds=(0, 1, 2, 3, 4), *, partial=False, **expected) -> pd.DataFrame:
+    """The rows of :func:`training_benchmark` (with ``fold`` and the point's wall time ``point_seconds``) read
+    from the run folders of a ``treebook sweep`` of ``notebooks/sweeps/03-train-point.ipynb`` in ``folder``.
+
+    A point is one (data set, fold, depth); its parameters named in ``expected`` (``expansions``,
+    ``peer_time_limit``, ``Ks``, ``candidates`` ...; a parameter absent from a run's ``params.json`` has the
+    point notebook's default) must have the given values, or the sweep is refused with the parameter that
+    differs. Every point of ``datasets`` x ``folds`` x ``depths`` must have finished, unless ``partial``:
+    then the finished ones are read. ``attrs`` of the frame: ``points`` (finished points read), ``total``
+    (points asked for), ``datasets_complete`` (data sets with every fold and depth finished) and
+    ``seconds`` (the points' wall time, summed).
+    """
+    from ..notebooks import notebook_parameters
+    from ..sweep import read_runs
+
+    names = notebook_parameters("sweeps/03-train-point")
+    unknown = [k for k in expected if k not in names]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not a parameter of the chapter 3 training point notebook")
+    wanted = {(d, int(f), int(D)) for d in datasets for f in folds for D in depths}
+    found, mismatched = {}, {}
+    for run in read_runs(folder, "sweeps/03-train-point"):
+        key = (run.params["dataset"], int(run.params["fold"]), int(run.params["depth"]))
+        if key not in wanted:
+            continue
+        differ = {k: run.params[k] for k, v in expected.items() if run.params[k] != v}
+        if differ:
+            for k, v in differ.items():
+                mismatched.setdefault(k, set()).add(str(v))
+        elif run.record is not None:
+            found[key] = run
+    if mismatched:
+        k = sorted(mismatched)[0]
+        raise ValueError(f"the sweep in {folder} ran with {k} = {sorted(mismatched[k])}, not {expected[k]!r}")
+    if not partial and len(found) < len(wanted):
+        lacking = sorted(wanted - set(found))
+        raise ValueError(f"{len(lacking)} of the {len(wanted)} points of the sweep in {folder} have not finished, "
+                         f"e.g. {lacking[:3]} (partial=True reads the finished ones)")
+    rows = []
+    for key in sorted(found):
+        run = found[key]
+        for row in run.record["results"]["rows"]:
+            rows.append({**row, "fold": key[1], "point_seconds": run.seconds})
+    frame = pd.DataFrame(rows)
+    for col in ("lower_bound", "n_expanded", "n_leaves", "time", "time_to_best", "errors", "accuracy"):
+        if col in frame:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce")  # the records write NaN as "nan"
+    frame.attrs.update(points=len(found), total=len(wanted),
+                       datasets_complete=[d for d in datasets
+                                          if all((d, int(f), int(D)) in found for f in folds for D in depths)],
+                       seconds=float(np.nansum([r.seconds for r in found.values()])))
+    return frame
 
 
 def rss_mb() -> float:
