@@ -286,8 +286,10 @@ def _warm_client_class():
             deadline = None if timeout is None else time.monotonic() + timeout
             while True:
                 request = self.kernel_info()
-                reply = await self._reply_to(request, 1.0)
-                if reply is not None and await self._idle_after(request, 0.2):
+                reply = await self._first(self.shell_channel, request, 1.0, lambda m: m["msg_type"] == "kernel_info_reply")
+                if reply is not None and await self._first(
+                        self.iopub_channel, request, 0.2,
+                        lambda m: m["msg_type"] == "status" and m["content"].get("execution_state") == "idle"):
                     self._handle_kernel_info_reply(reply)
                     return
                 if not await self._async_is_alive():
@@ -295,32 +297,21 @@ def _warm_client_class():
                 if deadline is not None and time.monotonic() > deadline:
                     raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
 
-        async def _reply_to(self, request, within):
+        @staticmethod
+        async def _first(channel, request, within, wanted):
+            """The first message of ``channel`` within ``within`` seconds that answers ``request`` and is
+            ``wanted`` (others are dropped); None if none comes."""
             from queue import Empty
 
             end = time.monotonic() + within
             while (left := end - time.monotonic()) > 0:
                 try:
-                    msg = await self.shell_channel.get_msg(timeout=left)
+                    msg = await channel.get_msg(timeout=left)
                 except Empty:
                     return None
-                if msg["parent_header"].get("msg_id") == request and msg["msg_type"] == "kernel_info_reply":
+                if msg["parent_header"].get("msg_id") == request and wanted(msg):
                     return msg
             return None
-
-        async def _idle_after(self, request, within):
-            from queue import Empty
-
-            end = time.monotonic() + within
-            while (left := end - time.monotonic()) > 0:
-                try:
-                    msg = await self.iopub_channel.get_msg(timeout=left)
-                except Empty:
-                    return False
-                if (msg["parent_header"].get("msg_id") == request and msg["msg_type"] == "status"
-                        and msg["content"].get("execution_state") == "idle"):
-                    return True
-            return False
 
         wait_for_ready = _async_wait_for_ready
 
