@@ -80,10 +80,10 @@ def test_toc_notebooks_exist_and_have_a_notebook_test():
 
 
 def test_notebook_path_resolves_stems_and_paths_under_notebooks(tmp_path, monkeypatch):
-    point = ROOT / "notebooks" / "sweeps" / "03-shape-search-point.ipynb"
+    point = ROOT / "notebooks" / "sweeps" / "03-search-point.ipynb"
     assert notebook_path("00-tree-core") == ROOT / "notebooks" / "00-tree-core.ipynb"
-    assert notebook_path("sweeps/03-shape-search-point") == point
-    assert notebook_path("sweeps/03-shape-search-point.ipynb") == point
+    assert notebook_path("sweeps/03-search-point") == point
+    assert notebook_path("sweeps/03-search-point.ipynb") == point
     monkeypatch.chdir(tmp_path)  # a relative path that is not a file here is looked up under notebooks/
     assert notebook_path("notebooks/00-tree-core.ipynb") == ROOT / "notebooks" / "00-tree-core.ipynb"
     with pytest.raises(FileNotFoundError, match="no notebook 'sweeps/nope'"):

@@ -13,6 +13,9 @@ from treebook.shape.search import (
     evaluate_config,
     paper_search_space,
     random_search,
+    read_search,
+    search_configs,
+    search_fold,
     search_grid,
     select_on_validation,
     summarize_selection,
@@ -104,18 +107,36 @@ def test_bad_random_blocks_are_named_errors(random, match):
 
 
 def test_the_paper_grid_file_is_the_documented_search():
-    path = project_root() / "notebooks" / "sweeps" / "03-random-search.yml"
+    path = project_root() / "notebooks" / "sweeps" / "03-search.yml"
     grid = load_grid(path)
-    assert grid == search_grid(list(SHAPE_DATASETS), FOLD_SEEDS, 200, METHODS, 4.0, seed=0)
-    assert [b["space"] for b in grid["random"]] == [paper_search_space()[m] for m in METHODS]
+    expansions = grid["grid"]["max_expansions"][0]
+    assert grid == search_grid(list(SHAPE_DATASETS), FOLD_SEEDS, 200, METHODS, expansions, seed=0)
     points = expand_grid(grid, set(notebook_parameters(POINT_NOTEBOOK)))
-    per_fold = pd.DataFrame(points).groupby(["dataset", "fold_seed", "method"]).size().unstack()
-    assert per_fold.shape == (15 * 5, 3)
-    assert (per_fold == 200).all().all()
-    # the Literati budget fits the paper's 15 minutes per fold
-    assert 200 * grid["grid"]["time_limit"][0] <= 15 * 60
+    assert len(points) == 15 * 5 * 3 and {p["n_configs"] for p in points} == {200}
+    for method in METHODS:  # every method draws 200 distinct configurations of its own space
+        configs = search_configs(method)
+        assert len(configs) == 200 and len({tuple(sorted(c.items())) for c in configs}) == 200
+        assert {k for c in configs for k in c} == {"method", *paper_search_space()[method]}
     text = path.read_text()
-    assert "treebook sweep notebooks/sweeps/03-shape-search-point.ipynb" in text and "select_on_validation" in text
+    assert "treebook sweep notebooks/sweeps/03-search-point.ipynb" in text and "read_search" in text
+
+
+def test_search_fold_fits_the_drawn_configurations_on_one_fold():
+    rows = search_fold("raisin", 42, "CART", 4)
+    assert [{k: r[k] for k in c} for r, c in zip(rows, search_configs("CART", 4))] == search_configs("CART", 4)
+    for r in rows:
+        params = {k: r[k] for k in paper_search_space()["CART"]}
+        again = evaluate_config("raisin", 42, "CART", **params)
+        assert (r["test_acc"], r["val_acc"], r["n_leaves"]) == (again["test_acc"], again["val_acc"], again["n_leaves"])
+    lit = search_fold("raisin", 42, "Literati", 2, max_expansions=5)
+    assert len(lit) == 2 and all(r["proved"] in (True, False) for r in lit)
+    again = search_fold("raisin", 42, "Literati", 2, max_expansions=5)  # an expansion budget: the same rows
+    assert [{k: v for k, v in r.items() if k != "fit_time"} for r in lit] == [
+        {k: v for k, v in r.items() if k != "fit_time"} for r in again]
+    with pytest.raises(ValueError, match="needs a budget"):
+        search_fold("raisin", 42, "Literati", 2)
+    with pytest.raises(ValueError, match="unknown method"):
+        search_configs("GOSDT")
 
 
 def test_select_on_validation_picks_the_best_validation_row_with_tie_breaks():
@@ -171,19 +192,17 @@ def test_evaluate_config_matches_a_refit_on_the_fold():
 def test_random_search_end_to_end_on_a_local_cluster(tmp_path):
     with pytest.raises(ValueError, match="unknown method or data set"):
         search_grid(["raisin", "nope"], [42])
-    table, sel = random_search(["raisin"], [42], 1, METHODS, 1.0, tmp_path / "out", workers=2, progress=False)
-    assert len(table) == 3 and (table.status == "ok").all(), table.error.tolist()
-    assert sorted(table.method) == sorted(METHODS) and (table.time_limit == 1.0).all()
+    table, sel = random_search(["raisin"], [42], 2, METHODS, 5, tmp_path / "out", workers=2, progress=False)
+    assert len(table) == 6 and (table.status == "ok").all()
+    assert sorted(table.method) == sorted(m for m in METHODS for _ in range(2)) and (table.max_expansions == 5).all()
     assert (tmp_path / "out" / "results.csv").is_file()
     assert len(list((tmp_path / "out" / "runs").glob("*/notebook.ipynb"))) == 3
-    # one configuration per method: it is the selection, and the deterministic methods reproduce in process
+    assert read_search(tmp_path / "out").equals(table)
+    # the selection is the best validation row of each method; the records reproduce in process
     assert len(sel) == 3 and set(sel.method) == set(METHODS)
-    for point in expand_grid(search_grid(["raisin"], [42], 1, METHODS, 1.0)):
-        row = sel.set_index("method").loc[point["method"]]
-        assert all(row[k] == v for k, v in point.items() if k != "method")
-        assert 0 <= row.test_acc <= 1 and 0 <= row.val_acc <= 1 and row.n_leaves <= 2 ** point["max_depth"]
-        if point["method"] == "Literati":
-            assert row.proved in (True, False)
-        else:
-            again = evaluate_config(**point)
-            assert again["test_acc"] == row.test_acc and again["n_leaves"] == row.n_leaves
+    for method in METHODS:
+        rows = search_fold("raisin", 42, method, 2, max_expansions=5)
+        best = sel.set_index("method").loc[method]
+        assert best.val_acc == max(r["val_acc"] for r in rows)
+        mine = table[table.method == method]
+        assert list(mine.test_acc) == [r["test_acc"] for r in rows] and list(mine.n_leaves) == [r["n_leaves"] for r in rows]

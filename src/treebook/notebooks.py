@@ -132,7 +132,7 @@ def project_root() -> Path:
 
 def notebook_path(notebook) -> Path:
     """Resolve a notebook given as a path, a stem of ``notebooks/<stem>.ipynb`` or a path under
-    ``notebooks/`` with or without its suffix (``sweeps/03-shape-search-point``)."""
+    ``notebooks/`` with or without its suffix (``sweeps/03-search-point``)."""
     p = Path(notebook)
     if p.suffix == ".ipynb" and p.is_file():
         return p.resolve()

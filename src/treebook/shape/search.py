@@ -5,36 +5,41 @@ split, :func:`~treebook.datasets.shape_trees.paper_split`), a random search of 2
 method within 15 minutes per fold; the configuration with the best validation accuracy is kept and its
 test accuracy is reported.
 
-Here one configuration is one run of the point notebook ``notebooks/sweeps/03-shape-search-point.ipynb``
-(which calls :func:`evaluate_config`); the configurations are the ``random`` form of a sweep grid (see
-:mod:`treebook.sweep`), one block per method so that each method samples only its own parameters; and
-:func:`select_on_validation` and :func:`summarize_selection` turn the sweep's table into the reported
-numbers. :func:`random_search` does all three from Python; ``notebooks/sweeps/03-random-search.yml`` is
-the paper's grid for ``treebook sweep``.
+Here one run of the point notebook ``notebooks/sweeps/03-search-point.ipynb`` is one (data set, fold,
+method): it draws the method's configurations (:func:`search_configs`, the ``random`` form of a sweep grid
+of :mod:`treebook.sweep`, so that each method samples only its own parameters) and fits them all in one
+process (:func:`search_fold`, which calls :func:`evaluate_config` on data loaded once), recording one row per
+configuration. Literati's budget is a number of expanded states per configuration, so a record is the same
+on any machine. :func:`read_search` collects the rows of a sweep's run folders, and
+:func:`select_on_validation` and :func:`summarize_selection` turn them into the reported numbers;
+:func:`random_search` does all of it from Python. ``notebooks/sweeps/03-search.yml`` is the paper's grid for
+``treebook sweep``.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
 import pandas as pd
 
 from ..datasets.shape_trees import SHAPE_DATASETS, load_shape_dataset, paper_split
-from ..sweep import run_sweep
+from ..sweep import expand_grid, read_runs, run_sweep
 from ..tree import CARTClassifier
 from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
 
-__all__ = ["METHODS", "PAPER_TIME_LIMIT", "POINT_NOTEBOOK", "evaluate_config", "paper_search_space",
-           "random_search", "search_grid", "select_on_validation", "summarize_selection"]
+__all__ = ["METHODS", "PAPER_TIME_LIMIT", "POINT_NOTEBOOK", "evaluate_config", "paper_search_space", "random_search",
+           "read_search", "search_configs", "search_fold", "search_grid", "select_on_validation",
+           "summarize_selection"]
 
 METHODS = ("CART", "ShapeCART", "Literati")
-#: seconds per Literati configuration: 200 x 4 s = 13.3 min, within the paper's 15 min per fold, leaving
-#: room for loading the data, predicting and the search overshooting its limit a little
+#: seconds per Literati configuration when :func:`evaluate_config` is given no budget: 200 x 4 s = 13.3 min,
+#: within the paper summary's 15 min per fold (the search sweeps use an expansion budget instead)
 PAPER_TIME_LIMIT = 4.0
-#: the sweep's point notebook (a path under ``notebooks/``)
-POINT_NOTEBOOK = "sweeps/03-shape-search-point"
+#: the sweep's point notebook (a path under ``notebooks/``): one data set, fold and method
+POINT_NOTEBOOK = "sweeps/03-search-point"
 _KEYS = ["dataset", "fold_seed", "method"]
 #: the harness's choices of CART's ``min_impurity_decrease`` and ``ccp_alpha``
 _SMALL = (0.0, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2)
@@ -88,8 +93,7 @@ def evaluate_config(dataset: str, fold_seed: int, method: str, max_depth: int, m
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
-    X, y = load_shape_dataset(dataset)
-    tr, va, te = paper_split(y, fold_seed)
+    X, y, tr, va, te = _fold(dataset, int(fold_seed))
     if method == "CART":
         est = CARTClassifier(max_depth=max_depth, criterion=criterion, min_samples_split=int(min_samples_split),
                              min_samples_leaf=int(min_samples_leaf),
@@ -108,6 +112,59 @@ def evaluate_config(dataset: str, fold_seed: int, method: str, max_depth: int, m
     return {"train_acc": float(est.score(X[tr], y[tr])), "val_acc": float(est.score(X[va], y[va])),
             "test_acc": float(est.score(X[te], y[te])), "n_leaves": int(est.tree_.n_leaves),
             "fit_time": fit_time, "proved": bool(est.proved_optimal_) if method == "Literati" else None}
+
+
+@functools.lru_cache(maxsize=2)
+def _fold(dataset: str, fold_seed: int):
+    """A data set and its (train, validation, test) indices for one fold seed, loaded once per process."""
+    X, y = load_shape_dataset(dataset)
+    return (X, y, *paper_split(y, fold_seed))
+
+
+def search_configs(method: str, n_configs: int = 200, seed: int = 0) -> list[dict]:
+    """The ``n_configs`` distinct configurations of ``method`` a search draws (with ``method`` in each): the
+    ``random`` block ``{n, seed, fixed: {method}, space: paper_search_space()[method]}`` of a sweep grid."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+    block = {"n": int(n_configs), "seed": int(seed), "fixed": {"method": method},
+             "space": paper_search_space()[method]}
+    return expand_grid({"random": [block]})
+
+
+def search_fold(dataset: str, fold_seed: int, method: str, n_configs: int = 200, seed: int = 0, *,
+                max_expansions: int | None = None, time_limit: float | None = None, candidates: str = "cart",
+                progress: bool = False) -> list[dict]:
+    """Fit every configuration of :func:`search_configs` on one fold: one row per configuration, its
+    parameters beside :func:`evaluate_config`'s result. Literati runs under ``max_expansions`` expanded states
+    and/or ``time_limit`` seconds per configuration (one of them is required)."""
+    if method == "Literati" and max_expansions is None and time_limit is None:
+        raise ValueError("Literati's search needs a budget: max_expansions or time_limit")
+    configs = search_configs(method, n_configs, seed)
+    if progress:
+        from tqdm.auto import tqdm
+
+        configs = tqdm(configs, desc=f"{dataset} {fold_seed} {method}")
+    rows = []
+    for config in configs:
+        params = {k: v for k, v in config.items() if k != "method"}
+        budget = {"max_expansions": max_expansions, "time_limit": time_limit, "candidates": candidates} \
+            if method == "Literati" else {}
+        rows.append({"dataset": dataset, "fold_seed": int(fold_seed), **config,
+                     **evaluate_config(dataset, fold_seed, method, **params, **budget)})
+    return rows
+
+
+def read_search(folder) -> pd.DataFrame:
+    """The rows of every finished point of a search sweep in ``folder`` (run folders of
+    :data:`POINT_NOTEBOOK`), with ``status`` ``"ok"``, and the point's parameters (``n_configs``,
+    ``config_seed``, ``max_expansions``) beside them."""
+    rows = []
+    for run in read_runs(folder, POINT_NOTEBOOK):
+        if run.record is None:
+            continue
+        extra = {k: run.params[k] for k in ("n_configs", "config_seed", "max_expansions")}
+        rows += [{**row, **extra, "status": "ok"} for row in run.record["results"]["rows"]]
+    return pd.DataFrame(rows)
 
 
 def select_on_validation(table: pd.DataFrame) -> pd.DataFrame:
@@ -139,28 +196,30 @@ def summarize_selection(selection: pd.DataFrame) -> pd.DataFrame:
     return summary.loc[order]
 
 
-def search_grid(datasets, fold_seeds, n_configs: int = 200, methods=METHODS,
-                time_limit: float = PAPER_TIME_LIMIT, seed: int = 0) -> dict:
-    """The sweep grid of a random search: data sets x fold seeds x one random block per method."""
-    space = paper_search_space()
-    unknown = [m for m in methods if m not in space] + [d for d in datasets if d not in SHAPE_DATASETS]
+def search_grid(datasets, fold_seeds, n_configs: int = 200, methods=METHODS, max_expansions: int = 60,
+                seed: int = 0) -> dict:
+    """The sweep grid of a random search: data sets x fold seeds x methods, each point one search."""
+    unknown = [m for m in methods if m not in METHODS] + [d for d in datasets if d not in SHAPE_DATASETS]
     if unknown:
         raise ValueError(f"unknown method or data set {unknown}; methods: {list(METHODS)}, "
                          f"data sets: {sorted(SHAPE_DATASETS)}")
-    return {"grid": {"dataset": list(datasets), "fold_seed": [int(s) for s in fold_seeds],
-                     "time_limit": [float(time_limit)]},
-            "random": [{"n": int(n_configs), "seed": int(seed), "fixed": {"method": m}, "space": space[m]}
-                       for m in methods]}
+    return {"grid": {"dataset": list(datasets), "fold_seed": [int(s) for s in fold_seeds], "method": list(methods),
+                     "n_configs": [int(n_configs)], "config_seed": [int(seed)],
+                     "max_expansions": [int(max_expansions)]}}
 
 
-def random_search(datasets, fold_seeds, n_configs, methods, time_limit, out, workers=2, seed=0,
+def random_search(datasets, fold_seeds, n_configs, methods, max_expansions, out, workers=2, seed=0,
                   scheduler=None, progress=True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the random search as a sweep of the point notebook; return ``(table, selection)``.
 
-    ``table`` has one row per configuration (see :func:`treebook.sweep.run_sweep`, which also writes it
-    under ``out``), ``selection`` the configuration kept per data set, fold and method
-    (:func:`select_on_validation`). Rerunning with the same ``out`` skips the finished configurations.
+    ``table`` has one row per configuration (:func:`read_search`; the sweep's own table, one row per point,
+    is written under ``out``), ``selection`` the configuration kept per data set, fold and method
+    (:func:`select_on_validation`). Rerunning with the same ``out`` skips the finished points.
     """
-    grid = search_grid(datasets, fold_seeds, n_configs, methods, time_limit, seed)
-    table = run_sweep(POINT_NOTEBOOK, grid, out, scheduler=scheduler, workers=workers, progress=progress)
+    grid = search_grid(datasets, fold_seeds, n_configs, methods, max_expansions, seed)
+    points = run_sweep(POINT_NOTEBOOK, grid, out, scheduler=scheduler, workers=workers, progress=progress)
+    failed = points[points.status != "ok"]
+    if len(failed):
+        raise RuntimeError(f"{len(failed)} search point(s) failed: {failed.error.tolist()[:3]}")
+    table = read_search(out)
     return table, select_on_validation(table)
