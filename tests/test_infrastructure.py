@@ -129,6 +129,7 @@ def test_sweep_on_a_local_cluster(tmp_path):
     # every run folder records its wall time, status and kernel, and keeps them when a later sweep skips it
     assert len(runs) == 3 and sorted(r["status"] for r in runs.values()) == ["failed", "ok", "ok"]
     assert all(r["seconds"] > 0 and r["kernel"] in ("forked", "fresh") for r in runs.values())
+    assert all(len(r["load"]) == 2 and all(v >= 0 for v in r["load"]) and r["cpus"] >= 1 for r in runs.values())
     assert {p.parent.name: json.loads(p.read_text()) for p in (out / "runs").glob("*/run.json")
             if json.loads(p.read_text())["status"] == "ok"} == {k: v for k, v in runs.items() if v["status"] == "ok"}
 

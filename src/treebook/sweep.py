@@ -400,7 +400,9 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
     ``notebook.ipynb``. A run that fails after its notebook wrote ``result.json`` keeps that file as
     ``result.json.failed``, so that only a finished point has a ``result.json``. ``run.json`` then records
     the point's wall seconds, status and kernel (forked or fresh), so that a later sweep's table still
-    has the time of a point it skipped. ``.running`` names the attempt (``token``) while it runs, so that the sweep can
+    has the time of a point it skipped, and the machine's 1-minute load average as the point started and
+    ended beside its number of CPUs (a point whose work runs under a wall-clock limit got that much less
+    of the machine when the load exceeded the CPUs). ``.running`` names the attempt (``token``) while it runs, so that the sweep can
     tell a point whose worker died while running it from one that never started.
 
     With ``warm``, the kernel is forked from this worker's fork server (:mod:`treebook.forkserver`),
@@ -415,6 +417,7 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
     _write_text(run / _RUNNING, json.dumps({"token": token, "pid": os.getpid(), "host": socket.gethostname()}))
     _write_text(run / "params.json", json.dumps(params, sort_keys=True, default=str))
     t0 = time.perf_counter()
+    load_start = _load()
     status, error = "ok", ""
     manager = None
     if warm:
@@ -450,10 +453,19 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
         seconds = time.perf_counter() - t0
         _write_text(run / "run.json", json.dumps({"seconds": round(seconds, 3), "status": status,
                                                   "kernel": "forked" if manager is not None else "fresh",
-                                                  "end_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                                                  "end_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                                  "load": [load_start, _load()], "cpus": os.cpu_count()},
                                                  sort_keys=True) + "\n")
         (run / _RUNNING).unlink(missing_ok=True)
     return {"status": status, "error": error, "seconds": seconds}
+
+
+def _load() -> float | None:
+    """The 1-minute load average (None where the platform has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def _started(run_dir: Path, token: str) -> bool:
