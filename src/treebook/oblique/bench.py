@@ -216,18 +216,21 @@ def full_decode(n_images=10000, n_train=100, n_estimators=300, max_depth=3, max_
 
 
 def scaling(n_trees=(10, 30, 100), sizes=(14, 20, 28), n_train=100, n_images=3, max_depth=3,
-            max_features=0.75, tree="hhcart", random_state=0):
+            max_features=0.75, tree="hhcart", random_state=0, max_samples=1.0, size_trees=None):
     """Fit time and decode time per image against the number of trees (28x28) and the image side
-    (``n_trees[-1]`` trees). Returns a list of rows."""
+    (``size_trees`` trees, default ``n_trees[-1]``), on MNIST resized to ``side x side``. The authors' timing
+    scripts (``images_n_estimators_vs_fit_time.py``, ``images_resize_vs_fit_time.py``) use 50 training images,
+    HHCART of depth 10, ``max_samples=0.25``, ``max_features=1.0``, 6..96 trees in steps of 5 and, with 30
+    trees, sides 28, 32, 36, 42, 46, 50, 54, 60, 64. Returns a list of rows."""
     rows = []
     for kind, values in (("trees", n_trees), ("size", sizes)):
         for v in values:
-            T = v if kind == "trees" else n_trees[-1]
+            T = v if kind == "trees" else (size_trees or n_trees[-1])
             side = 28 if kind == "trees" else v
             Xtr, Xte, _, _ = mnist_split(n_train, n_images, resize=side)
             t0 = time.perf_counter()
             f = ObliqueForestEmbedding(tree=tree, n_estimators=T, max_depth=max_depth, max_features=max_features,
-                                       box=(0, 255), random_state=random_state).fit(Xtr)
+                                       max_samples=max_samples, box=(0, 255), random_state=random_state).fit(Xtr)
             fit_s = time.perf_counter() - t0
             codes = f.transform(Xte)
             t0 = time.perf_counter()
