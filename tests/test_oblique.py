@@ -718,7 +718,9 @@ def test_single_trees_are_core_trees(cls):
     assert np.array_equal(tree.apply(X), reg.apply(X)) and np.allclose(tree.predict(X)[:, 0], reg.predict(X))
     reached = np.unique(reg.apply(X))  # every leaf holds training rows: the leaves are the ones reached
     assert reg.get_n_leaves() == reached.size
-    assert 1 <= reg.get_depth() == max(len(tree.path_to(leaf)) for leaf in reached) <= 3
+    depth_from_paths = max(len(tree.path_to(leaf)) for leaf in reached)  # splits above the deepest leaf reached
+    assert reg.get_depth() == depth_from_paths
+    assert 1 <= depth_from_paths <= 3  # max_depth=3 and the data is not a single leaf
     leaves, counts = np.unique(tree.apply(X), return_counts=True)
     assert np.array_equal(tree.n_node_samples[leaves], counts)
     text = reg.export_text(feature_names=list("abcd"))
