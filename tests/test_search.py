@@ -110,15 +110,28 @@ def test_the_paper_grid_file_is_the_documented_search():
     path = project_root() / "notebooks" / "sweeps" / "03-search.yml"
     grid = load_grid(path)
     expansions = grid["grid"]["max_expansions"][0]
-    assert grid == search_grid(list(SHAPE_DATASETS), FOLD_SEEDS, 200, METHODS, expansions, seed=0)
+    assert grid == search_grid(list(SHAPE_DATASETS), FOLD_SEEDS, 100, METHODS, expansions, seed=0)
     points = expand_grid(grid, set(notebook_parameters(POINT_NOTEBOOK)))
-    assert len(points) == 15 * 5 * 3 and {p["n_configs"] for p in points} == {200}
+    assert len(points) == 15 * 5 * 3 and {p["n_configs"] for p in points} == {100}
     for method in METHODS:  # every method draws 200 distinct configurations of its own space
         configs = search_configs(method)
         assert len(configs) == 200 and len({tuple(sorted(c.items())) for c in configs}) == 200
         assert {k for c in configs for k in c} == {"method", *paper_search_space()[method]}
     text = path.read_text()
     assert "treebook sweep notebooks/sweeps/03-search-point.ipynb" in text and "read_search" in text
+
+
+def test_the_chapters_paper_profile_reads_the_committed_search():
+    """The paper profile's search is the grid file's, so that the record reuses the sweep's finished points."""
+    import yaml
+
+    grid = load_grid(project_root() / "notebooks" / "sweeps" / "03-search.yml")["grid"]
+    profile = yaml.safe_load((project_root() / "notebooks" / "params" / "paper.yml").read_text())["03-shape-trees"]
+    assert profile["search_configs"] == grid["n_configs"][0]
+    assert profile["test_expansions"] == grid["max_expansions"][0]
+    assert profile["test_datasets"] == grid["dataset"]
+    assert list(FOLD_SEEDS[:profile["test_folds"]]) == grid["fold_seed"]
+    assert profile["search_out"].endswith("results/sweeps/03-search")
 
 
 def test_search_fold_fits_the_drawn_configurations_on_one_fold():
