@@ -1,16 +1,17 @@
-"""Benchmark of the sweep runner's start-up cost per point: fresh kernels against warm (forked) kernels.
+"""Benchmark of the sweep runner's start-up cost per point: fresh kernels against warm (forked) points.
 
 Run on demand: ``python benchmarks/bench_sweep.py [--points 40] [--workers 2]``.
 
 A trivial notebook (a parameters cell, and one cell that imports numpy, pandas, matplotlib and
 treebook, as the chapters' point notebooks do, and writes its result with
-``treebook.results.save_results``) is swept over ``--points`` points on a ``LocalCluster`` of
-``--workers`` workers, once with a fresh kernel per point and once with warm kernels, each sweep in a
-process of its own. Printed per mode: the wall time, the per-point overhead (wall time x workers /
-points, less the notebook's own work as it measured it), and the CPU seconds of the sweep's process
-and all its descendants per point (``getrusage``: the robust figure on a machine shared with other
-work); then the ratios. These figures hold the sweep's fixed costs (Dask's cluster, the workers'
-imports, the warm workers' templates) spread over the points; a second sweep of ``--baseline``
+``treebook.results.save_results``) is swept over ``--points`` points, ``--workers`` at a time, once
+with a fresh kernel per point (on a ``LocalCluster`` of ``--workers`` workers) and once warm (the
+default: threads of the sweep's process, each point in a child forked from one template, without a
+kernel), each sweep in a process of its own. Printed per mode: the wall time, the per-point overhead
+(wall time x workers / points, less the notebook's own work as it measured it), and the CPU seconds of
+the sweep's process and all its descendants per point (``getrusage``: the robust figure on a machine
+shared with other work); then the ratios. These figures hold the sweep's fixed costs (its imports;
+Dask's cluster and its workers' imports, or the template) spread over the points; a second sweep of ``--baseline``
 points per mode gives the marginal cost of a point, free of them: (cost of ``--points`` less cost
 of ``--baseline``) / (``--points`` - ``--baseline``). Writes ``benchmarks/results/sweep.json``.
 """

@@ -1,7 +1,8 @@
-"""Warm sweep kernels (`treebook.forkserver`): a point that changes its process's state does not reach the
-next point of the same worker, a warm kernel gives the executed notebook of a fresh one, signals and deaths
-reach the forked kernel as they reach a fresh one, and wherever the template cannot serve a kernel a fresh
-one is started instead."""
+"""Warm sweep points (`treebook.forkserver`, `treebook._inprocess`): a point that changes its process's state
+does not reach the next point of the same worker, a point forked without a kernel gives the executed notebook
+and the results of a fresh kernel, failures and deaths of forked points are recorded per point, signals and
+deaths reach a forked kernel as they reach a fresh one, and wherever the template cannot serve a point it
+gets a fresh kernel instead."""
 
 import asyncio
 import json
@@ -116,7 +117,12 @@ state = {
     "hash": hash("treebook") if os.environ.get("PYTHONHASHSEED") else None,
 }
 save_results(result_path, {"state": state})
+len(state)
 """
+
+#: what a point forked without a kernel shows differently from a kernel (treebook._inprocess), and its value
+NOT_A_KERNEL = {"argv0": "-c", "stdout": "_Stream", "displayhook": "Hook",
+                "excepthook": "<bound method InteractiveShell.excepthook of <treebook._inprocess._shell.<locals>.Shell object"}
 
 
 def _notebook(path: Path, source: str, params: str = "result_path = None\nk = 0") -> Path:
@@ -248,30 +254,50 @@ def test_interrupts_deaths_and_kills_reach_the_forked_kernel(tmp_path, own_serve
     asyncio.run(scenario())
 
 
-def test_a_kernel_the_template_cannot_serve_is_started_fresh(tmp_path, own_server, monkeypatch):
+def test_a_point_the_template_cannot_serve_gets_a_new_template_or_a_fresh_kernel(tmp_path, own_server, monkeypatch):
     _same_environment(monkeypatch)
     nb = _notebook(tmp_path / "light.ipynb", LIGHT)  # the fork server of the test above serves it
 
-    def preloaded(run):
+    def run_point(run):
         status = _run_point(str(nb), str(tmp_path / run), {"k": 0}, str(nb.parent))
         assert status["status"] == "ok", status
-        return json.loads((tmp_path / run / "result.json").read_text())["results"]["preloaded"]
+        kind = json.loads((tmp_path / run / "run.json").read_text())["kernel"]
+        return json.loads((tmp_path / run / "result.json").read_text())["results"]["preloaded"], kind
 
-    assert preloaded("warm")
-    # an environment that differs from the template's (a variable read at import could differ): the
-    # kernel's log says why it is a fresh one
+    assert run_point("warm") == (True, "forked")
+    first = forkserver._SERVER
+    # an environment that differs from the template's (a variable read at import could differ): the point
+    # is forked from a new template, started from that environment
     monkeypatch.setenv("TREEBOOK_FORK_TEST", "1")
-    assert not preloaded("other-environment")
-    assert "TREEBOOK_FORK_TEST" in (tmp_path / "other-environment" / "kernel.log").read_text()
+    assert run_point("other-environment") == (True, "forked")
+    assert forkserver._SERVER is not first and forkserver._SERVER.environment["TREEBOOK_FORK_TEST"] == "1"
+    # a kernel whose launcher asks a template of another environment is started fresh, and its log says why
+    manager = forkserver._SERVER.manager_class()
     monkeypatch.delenv("TREEBOOK_FORK_TEST")
-    assert preloaded("same-environment-again")
+
+    async def fresh_kernel():
+        km = manager(kernel_name="python3")
+        await km.start_kernel(stderr=(tmp_path / "launcher.log").open("wb"))
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=60)
+            return await _execute(kc, "import sys; print('numpy' in sys.modules)")
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    assert asyncio.run(fresh_kernel()) == "False"
+    assert "TREEBOOK_FORK_TEST" in (tmp_path / "launcher.log").read_text()
+    assert run_point("same-environment-again") == (True, "forked")
     # a platform without fork servers gets no kernel manager: papermill's default starts fresh kernels
     monkeypatch.setattr(forkserver, "supported", lambda: False)
     assert forkserver.kernel_manager_class(forkserver.notebook_preload(nb)) is None
     assert _warm_manager(str(nb), str(nb.parent)) is None
+    assert run_point("unsupported") == (False, "fresh")
 
 
-def test_a_warm_kernel_executes_a_notebook_as_a_fresh_kernel_does(tmp_path, own_server, monkeypatch):
+def test_a_forked_point_executes_a_notebook_as_a_fresh_kernel_does(tmp_path, own_server, monkeypatch):
     _same_environment(monkeypatch)
     nb = _notebook(tmp_path / "fingerprint.ipynb", FINGERPRINT)
     runs = {}
@@ -279,6 +305,7 @@ def test_a_warm_kernel_executes_a_notebook_as_a_fresh_kernel_does(tmp_path, own_
         run = tmp_path / mode
         status = _run_point(str(nb), str(run), {"k": 0}, str(nb.parent), warm=mode == "warm")
         assert status["status"] == "ok", status
+        assert json.loads((run / "run.json").read_text())["kernel"] == ("forked" if mode == "warm" else "fresh")
         executed = nbformat.read(run / "notebook.ipynb", as_version=4)
         # the kernel's pid is in the names of its cells' files (in a warning's text)
         outputs = [[json.loads(re.sub(r"ipykernel_\d+", "ipykernel_N", json.dumps(
@@ -288,10 +315,57 @@ def test_a_warm_kernel_executes_a_notebook_as_a_fresh_kernel_does(tmp_path, own_
     assert forkserver._SERVER is not None and forkserver._SERVER.usable()  # the warm run was forked
     (fresh_state, fresh_outputs), (warm_state, warm_outputs) = runs["fresh"], runs["warm"]
     for key in fresh_state:
-        assert warm_state[key] == fresh_state[key], key
+        if key in NOT_A_KERNEL:
+            assert warm_state[key] == NOT_A_KERNEL[key] != fresh_state[key], key
+        else:
+            assert warm_state[key] == fresh_state[key], key
     assert warm_outputs == fresh_outputs
     kinds = [o.get("data", {}).keys() for cell in warm_outputs for o in cell]
     assert any("image/png" in k for k in kinds) and any("text/html" in k for k in kinds)
+
+
+def test_a_local_sweep_forks_its_points_without_dask_and_isolates_them(tmp_path):
+    nb = _notebook(tmp_path / "leaky.ipynb", LEAKY)
+    points = [{"k": k} for k in range(4)]
+    table = run_sweep(nb, {"points": points}, tmp_path / "out", workers=2, progress=False, log=pytest.fail)
+    assert (table.status == "ok").all(), table.error.tolist()
+    records = [json.loads((tmp_path / "out" / "runs" / point_id(p) / "result.json").read_text())["results"]
+               for p in points]
+    assert all(r["preloaded"] for r in records)
+    # one template, forked once per point, none of them a Dask worker
+    assert len({r["ppid"] for r in records}) == 1 and len({r["pid"] for r in records}) == 4
+    assert "distributed" not in sys.modules or all(r["ppid"] != os.getpid() for r in records)
+    for r in records:
+        assert not any(r["seen"].values()), r["seen"]
+        assert r["cwd"] == str(nb.parent)
+    assert len({tuple(r["draws"]) for r in records}) == 4
+    for p in points:
+        assert json.loads((tmp_path / "out" / "runs" / point_id(p) / "run.json").read_text())["kernel"] == "forked"
+
+
+def test_a_forked_point_that_fails_or_dies_is_recorded_alone(tmp_path):
+    source = HEADER + ("if k == 1:\n    raise ValueError('bad point')\n"
+                       "if k == 2:\n    os._exit(3)\n"
+                       "if k == 3:\n    import signal\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+                       "print('point', k)\n"
+                       "save_results(result_path, {'k': k})\n")
+    nb = _notebook(tmp_path / "faulty.ipynb", source)
+    points = [{"k": k} for k in range(5)]
+    out = tmp_path / "out"
+    table = run_sweep(nb, {"points": points}, out, workers=2, progress=False, log=pytest.fail)
+    assert list(table.status) == ["ok", "failed", "failed", "failed", "ok"], table.error.tolist()
+    assert list(table.k.iloc[[0, 4]]) == [0, 4]
+    assert table.error.iloc[1].startswith("PapermillExecutionError") and "ValueError: bad point" in table.error.iloc[1]
+    assert "exited with code 3" in table.error.iloc[2] and "killed by signal 9" in table.error.iloc[3]
+    failed = nbformat.read(out / "runs" / point_id(points[1]) / "notebook.ipynb", as_version=4)
+    errors = [o for c in failed.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert [(e.ename, e.evalue) for e in errors] == [("ValueError", "bad point")]
+    assert failed.metadata.papermill.exception is True
+    assert not (out / "runs" / point_id(points[1]) / "result.json").exists()
+    assert "ValueError: bad point" in (out / "runs" / point_id(points[1]) / "error.txt").read_text()
+    good = nbformat.read(out / "runs" / point_id(points[4]) / "notebook.ipynb", as_version=4)
+    assert [o.text for o in good.cells[-1].outputs if o.output_type == "stream"] == ["point 4\n"]
+    assert good.cells[1].metadata.tags == ["injected-parameters"] and "k = 4" in good.cells[1].source
 
 
 def test_a_point_that_kills_its_fork_server_fails_alone(tmp_path, one_worker):
@@ -340,3 +414,41 @@ def test_the_launcher_is_standard_library_only():
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code, forkserver.LAUNCHER], capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+DISPLAYS = """\
+from IPython.display import clear_output, display
+
+print("before")
+handle = display("first", display_id=True)
+handle.update("first, updated")
+print("kept?")
+clear_output(wait=True)
+print("after the clear")
+display({"a": 1}, raw=False)
+print("and", end=" ")
+print("on")
+"""
+
+
+def test_outputs_of_a_notebook_run_without_a_kernel_are_a_kernels(tmp_path):
+    """Displays updated by id, cleared outputs and a stream written in parts, run by papermill's kernel and by
+    treebook._inprocess (in a process of its own, as a forked point is)."""
+    import subprocess
+
+    import papermill
+
+    nb = _notebook(tmp_path / "displays.ipynb", DISPLAYS)
+    papermill.execute_notebook(str(nb), str(tmp_path / "kernel.ipynb"), parameters={"k": 1}, progress_bar=False,
+                               kernel_name="python3")
+    code = ("import sys; from treebook._inprocess import execute; "
+            "execute(sys.argv[1], sys.argv[2], {'k': 1})")
+    subprocess.run([sys.executable, "-c", code, str(nb), str(tmp_path / "inprocess.ipynb")], check=True,
+                   cwd=tmp_path)
+
+    def outputs(name):
+        executed = nbformat.read(tmp_path / name, as_version=4)
+        return [[{k: v for k, v in o.items() if k != "execution_count"} for o in c.get("outputs", [])]
+                for c in executed.cells], [c.get("execution_count") for c in executed.cells]
+
+    assert outputs("inprocess.ipynb") == outputs("kernel.ipynb")

@@ -1,4 +1,4 @@
-"""Warm kernels for sweeps: each point's kernel is forked from a template that has done the imports.
+"""Warm sweep points: each point's process is forked from a template that has done the imports.
 
 A fresh Jupyter kernel costs a Python start, ipykernel's own imports and then the notebook's
 imports (numpy, pandas, matplotlib, treebook: seconds per point). A sweep worker instead keeps one
@@ -9,6 +9,13 @@ kernel (``ipykernel_launcher``, run as ``python -m`` would run it, with the conn
 jupyter_client wrote): every point gets a process of its own, in the state of a fresh kernel that
 has just run those imports, at the cost of a fork. Nothing a point does reaches the template or the
 next point.
+
+A sweep asks for a point in one of two ways. :meth:`ForkServer.run_notebook` (what the sweep uses)
+forks a child that executes the notebook itself, with papermill and an IPython shell but no kernel
+(:mod:`treebook._inprocess`), writes the executed notebook and exits: a point costs a fork and its
+cells. For that the template also imports papermill and compiles nbformat's validators, with the
+warnings filters those imports add taken out again. Or a jupyter_client kernel manager starts a forked
+*kernel*, for callers that need one (papermill with a kernel, nbclient):
 
 How it plugs into papermill: :func:`kernel_manager_class` returns a jupyter_client kernel manager
 whose kernel command is a small launcher (``_kernel_launcher.py``, standard library only) in front
@@ -51,7 +58,7 @@ import time
 import warnings
 from pathlib import Path
 
-__all__ = ["kernel_manager_class", "supported", "notebook_preload", "ForkServer", "ForkServerError",
+__all__ = ["kernel_manager_class", "server_for", "supported", "notebook_preload", "ForkServer", "ForkServerError",
            "PRELOADABLE", "KERNEL_MODULES"]
 
 #: top-level packages whose imports the template does for a notebook that imports them at top level
@@ -64,6 +71,9 @@ KERNEL_MODULES = ("ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.iostrea
                   "ipykernel.comm", "ipykernel.debugger", "IPython.core.interactiveshell",
                   "IPython.core.completer", "IPython.core.history", "jupyter_client.session",
                   "zmq.eventloop.zmqstream", "tornado.ioloop")
+
+#: modules a point run without a kernel imports (:meth:`ForkServer.run_notebook`), imported by every template
+INPROCESS_MODULES = ("treebook._inprocess", "papermill", "papermill.engines", "papermill.parameterize")
 
 #: modules the kernel itself must import: ``ipykernel.kernelapp`` reads the kernel's environment as it is
 #: imported, and the inline backend hooks itself into the kernel's shell as it is imported; if an import of
@@ -95,6 +105,9 @@ def notebook_preload(notebook, cwd=None) -> tuple[str, ...]:
     """The modules a template imports for ``notebook``: its top-level ``import`` statements of packages in
     :data:`PRELOADABLE` (a cell that does not parse as Python is skipped), except a package that a file
     or folder of ``cwd`` (the kernel's working directory) would shadow."""
+    from ._inprocess import import_nbformat
+
+    import_nbformat()
     import nbformat
 
     nb = nbformat.read(str(notebook), as_version=4)
@@ -147,6 +160,7 @@ class ForkServer:
 
     def __init__(self, preload=(), *, start_timeout: float = 300.0):
         self.preload = tuple(preload)
+        self.environment = kernel_environment()  # a request from another environment is refused
         self.folder = tempfile.mkdtemp(prefix="treebook-fork-")
         self.address = os.path.join(self.folder, "server.sock")
         self.log = os.path.join(self.folder, "server.log")
@@ -190,8 +204,10 @@ class ForkServer:
         return json.loads(line)
 
     def usable(self) -> bool:
-        """Whether the server runs and accepts kernels (it stops when a treebook source file changed)."""
-        return self.proc.poll() is None and os.path.exists(self.address)
+        """Whether the server runs and accepts kernels (it stops when a treebook source file changed) from
+        this process's environment as it is now."""
+        return (self.proc.poll() is None and os.path.exists(self.address)
+                and kernel_environment() == self.environment)
 
     def manager_class(self):
         """A papermill/nbclient ``kernel_manager_class`` whose kernels this server forks."""
@@ -224,6 +240,36 @@ class ForkServer:
 
             self._manager = WarmKernelManager
         return self._manager
+
+    def run_notebook(self, input_path, output_path, parameters: dict, cwd, stderr: int, error_path) -> dict:
+        """Execute a notebook in a child forked from the template, without a kernel
+        (:mod:`treebook._inprocess`); wait for it to exit.
+
+        The child writes the executed notebook to ``output_path`` as papermill does, its descriptors 1
+        and 2 are ``stderr``, and when a cell fails (or the execution does) it writes the error's
+        message and traceback as JSON to ``error_path`` and exits with 1. Returns ``{"exit": code}``
+        (negative: killed by that signal; None: the server went away while the child ran), or
+        ``{"fresh": reason}`` when the server cannot serve this request."""
+        request = {"kind": "notebook", "input": str(input_path), "output": str(output_path),
+                   "parameters": parameters, "cwd": str(cwd), "env": dict(os.environ), "error": str(error_path),
+                   "requester": os.getpid()}
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            try:
+                sock.connect(self.address)
+                socket.send_fds(sock, [json.dumps(request).encode()], [devnull, stderr, stderr])
+                data = sock.recv(MAX_MESSAGE)
+            except OSError as exc:
+                return {"fresh": f"the fork server cannot be reached ({exc})"}
+            reply = json.loads(data) if data else {"fresh": "the fork server closed the connection"}
+            if "pid" not in reply:
+                return reply
+            data = sock.recv(MAX_MESSAGE)  # when the child has exited (empty: the server is gone)
+            return {"exit": json.loads(data)["exit"] if data else None, "pid": reply["pid"]}
+        finally:
+            os.close(devnull)
+            sock.close()
 
     def retire(self) -> None:
         """Accept no more kernels; the server exits once the kernels it serves have exited."""
@@ -327,10 +373,10 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def kernel_manager_class(preload=(), log=None):
-    """The kernel manager class of this process's fork server for ``preload`` (started, or started again
-    when it stopped or served other modules), or None where fork servers are not supported or the server
-    cannot start (then ``log`` is told why, once)."""
+def server_for(preload=(), log=None) -> ForkServer | None:
+    """This process's fork server for ``preload`` (started, or started again when it stopped, served other
+    modules or was started from another environment), or None where fork servers are not supported or
+    the server cannot start (then ``log`` is told why, once)."""
     global _SERVER, _BROKEN
     if not supported() or _BROKEN is not None:
         return None
@@ -354,7 +400,14 @@ def kernel_manager_class(preload=(), log=None):
                 if log is not None:
                     log(f"{exc}; this worker starts fresh kernels")
                 return None
-        return _SERVER.manager_class()
+        return _SERVER
+
+
+def kernel_manager_class(preload=(), log=None):
+    """The kernel manager class of this process's fork server for ``preload`` (:func:`server_for`), or
+    None where there is none."""
+    server = server_for(preload, log)
+    return None if server is None else server.manager_class()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -468,6 +521,16 @@ class _Server:
         self.failed = _preload(KERNEL_MODULES, in_kernel=False)
         filters = list(warnings.filters)
         self.failed += _preload(modules)
+        kernel_filters = list(warnings.filters)
+        try:
+            from . import _inprocess
+
+            _inprocess.warm()
+        except Exception:  # noqa: BLE001 - a point without them imports them itself
+            pass
+        self.failed += _preload(INPROCESS_MODULES, in_kernel=False)
+        warnings.filters[:] = kernel_filters  # those of papermill's imports (requests') are no kernel's
+        warnings._filters_mutated()
         # what the imports did to the environment, and the warnings filters that the notebook's imports
         # added: done again in each kernel
         self.env_changes = {k: os.environ.get(k) for k in set(env) | set(os.environ)
@@ -501,6 +564,8 @@ class _Server:
     def refusal(self, request: dict) -> str | None:
         """Why this request needs a fresh kernel, or None."""
         argv = request.get("argv") or []
+        if request.get("kind") == "notebook":
+            argv = [sys.executable, "-m", "ipykernel_launcher"]  # run by the template's interpreter itself
         if len(argv) < 3 or argv[1:3] != ["-m", "ipykernel_launcher"]:
             return f"the kernel command {argv!r} is not 'python -m ipykernel_launcher ...'"
         try:
@@ -698,9 +763,12 @@ def _run_kernel(request: dict, fds: list[int]) -> None:
             os.environ[key] = value
     if sys.path and sys.path[0] == template_dir:  # ``python -m`` puts the working directory first
         sys.path[0] = os.getcwd()
-    argv = list(request["argv"])
+    notebook = request.get("kind") == "notebook"
+    if notebook:
+        _kernel_path()
+    argv = [sys.executable, "-c"] if notebook else list(request["argv"])
     sys.orig_argv = argv
-    sys.argv = ["-m", *argv[3:]]
+    sys.argv = ["-c"] if notebook else ["-m", *argv[3:]]
     sys.stdout.reconfigure(line_buffering=os.isatty(1))
     np = sys.modules.get("numpy")
     if np is not None:
@@ -708,6 +776,8 @@ def _run_kernel(request: dict, fds: list[int]) -> None:
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
+    if notebook:
+        _exit(_run_notebook(request))
     _after_kernel_init(request["preload_filters"])
     try:
         runpy._run_module_as_main("ipykernel_launcher")
@@ -715,6 +785,38 @@ def _run_kernel(request: dict, fds: list[int]) -> None:
     except SystemExit as exc:
         code = exc.code
     _exit(code)
+
+
+def _kernel_path() -> None:
+    """``sys.path`` as a kernel has it: ``ipykernel_launcher`` takes the working directory off the front,
+    and IPython's shell application puts ``''`` in front of the first site-packages folder."""
+    if sys.path and (sys.path[0] == "" or Path(sys.path[0]) == Path.cwd()):
+        del sys.path[0]
+    if "" in sys.path or sys.flags.safe_path:
+        return
+    idx = next((i for i, p in enumerate(sys.path) if os.path.basename(p) in {"site-packages", "dist-packages"}), 0)
+    sys.path.insert(idx, "")
+
+
+def _run_notebook(request: dict) -> int:
+    """Execute the request's notebook in this process (:mod:`treebook._inprocess`); the exit code (1, with
+    the error written to the request's error file, when it failed)."""
+    import traceback
+
+    from . import _inprocess
+
+    os.environ["JPY_PARENT_PID"] = str(request["requester"])  # as jupyter_client sets it for a kernel
+    _inprocess.AFTER_SHELL.append(lambda: _order_filters(request["preload_filters"]))
+    try:
+        _inprocess.execute(request["input"], request["output"], request["parameters"], cwd=request["cwd"])
+        return 0
+    except BaseException as exc:  # noqa: BLE001 - reported to the sweep, which records the point as failed
+        error = {"error": f"{type(exc).__name__}: {exc}".strip(), "traceback": traceback.format_exc()}
+        try:
+            Path(request["error"]).write_text(json.dumps(error))
+        except OSError:
+            pass
+        return 1
 
 
 def _after_kernel_init(preload_filters: list) -> None:
@@ -728,11 +830,16 @@ def _after_kernel_init(preload_filters: list) -> None:
     def initialize_then_order_filters(self, argv=None):
         kernelapp.IPKernelApp.initialize = initialize
         initialize(self, argv)
-        ours = [f for f in preload_filters if f in warnings.filters]
-        warnings.filters[:] = ours + [f for f in warnings.filters if f not in ours]
-        warnings._filters_mutated()
+        _order_filters(preload_filters)
 
     kernelapp.IPKernelApp.initialize = initialize_then_order_filters
+
+
+def _order_filters(preload_filters: list) -> None:
+    """Put the warnings filters that the template's imports added in front of the others."""
+    ours = [f for f in preload_filters if f in warnings.filters]
+    warnings.filters[:] = ours + [f for f in warnings.filters if f not in ours]
+    warnings._filters_mutated()
 
 
 def _finish_control_thread(timeout: float = 10.0) -> None:

@@ -1,7 +1,8 @@
-"""Parameter sweeps of a chapter notebook on Dask.
+"""Parameter sweeps of a chapter notebook, on this machine or on a Dask cluster.
 
-One papermill execution per grid point, scheduled on a Dask cluster (a ``LocalCluster`` by
-default, or an existing scheduler given by address). Every executed notebook is kept; each run's
+One papermill execution per grid point, run by worker threads of the sweep's own process on this
+machine (by default), or scheduled on a Dask cluster (an existing scheduler given by address, or a
+``LocalCluster`` with fresh kernels). Every executed notebook is kept; each run's
 result JSON is gathered into one tidy table (CSV and parquet) whose columns are the parameters,
 then the results. A failing run is recorded with its error and does not stop the others; running
 the same sweep again skips the points that already finished.
@@ -17,13 +18,16 @@ The output folder stays consistent whatever happens to a sweep:
   with the holder's pid, and the lock of a sweep that was killed is taken over;
 * ``results.csv`` and ``results.parquet`` hold every run folder, those of earlier sweeps with other
   grids too (the current grid's points first);
-* a worker that dies is replaced and its point run again by Dask, up to
+* on Dask, a worker that dies is replaced and its point run again, up to
   ``distributed.scheduler.allowed-failures`` times, after which that point alone is recorded as failed.
 
-Each point's kernel is by default forked from a template process per worker that has done the
-notebook's imports (:mod:`treebook.forkserver`; Linux only, ``warm=False`` or ``--fresh-kernels`` for a
-fresh kernel per point): a process of its own per point, so that all of the above holds alike, and
-nothing a point changes in its process reaches the next point.
+Each point runs by default in a process forked from a template that has done the notebook's imports
+(:mod:`treebook.forkserver`; Linux only), one template per sweep on this machine and one per worker
+on Dask, and the child executes the notebook's cells itself, without a kernel
+(:mod:`treebook._inprocess`): a process of its own per point, so that all of the above holds alike,
+nothing a point changes in its process reaches the next point, and a point that crashes its process
+fails alone. ``warm=False`` (``--fresh-kernels``) starts a fresh Jupyter kernel per point instead, on
+a ``LocalCluster`` unless a scheduler is given, as platforms without ``fork`` always do.
 
 The grid file is YAML, either a mapping ``name: [values...]`` (the cartesian product is run) or a
 mapping with any of three sections:
@@ -378,8 +382,8 @@ def read_runs(folder, notebook) -> list[SweepRun]:
     return runs
 
 
-def _warm_manager(nb: str, cwd: str):
-    """The kernel manager class of this worker's fork server for ``nb`` (None: fresh kernels)."""
+def _warm_server(nb: str, cwd: str):
+    """This worker's fork server for ``nb`` (None: fresh kernels)."""
     from . import forkserver
     from .notebooks import drop_headless_backend
 
@@ -389,7 +393,54 @@ def _warm_manager(nb: str, cwd: str):
     key = (nb, cwd)
     if key not in _PRELOADS:
         _PRELOADS[key] = forkserver.notebook_preload(nb, cwd)
-    return forkserver.kernel_manager_class(_PRELOADS[key], log=_report)
+    return forkserver.server_for(_PRELOADS[key], log=_report)
+
+
+def _warm_manager(nb: str, cwd: str):
+    """The kernel manager class of this worker's fork server for ``nb`` (None: fresh kernels)."""
+    server = _warm_server(nb, cwd)
+    return None if server is None else server.manager_class()
+
+
+class _PointFailed(Exception):
+    """A point whose notebook failed in a forked child: its error and traceback, as the child reported them."""
+
+    def __init__(self, error: str, trace: str):
+        super().__init__(error)
+        self.error, self.trace = error, trace
+
+
+def _run_forked(nb: str, partial: Path, params: dict, cwd: str, run: Path) -> bool:
+    """Execute the point in a child of this worker's fork server, without a kernel
+    (:meth:`treebook.forkserver.ForkServer.run_notebook`); False when no fork server can serve it (the
+    point then needs a fresh kernel). Raises :class:`_PointFailed` when the point failed."""
+    error_path = run / ".error.json"
+    error_path.unlink(missing_ok=True)
+    for _attempt in range(2):  # a template that retired (a source file changed) is replaced once
+        try:
+            server = _warm_server(nb, cwd)
+        except Exception as exc:  # noqa: BLE001 - a fork server that cannot serve leaves fresh kernels
+            _report(f"fork server unavailable ({type(exc).__name__}: {exc}); this point gets a fresh kernel")
+            return False
+        if server is None:
+            return False
+        with open(run / "kernel.log", "ab") as log:
+            reply = server.run_notebook(nb, partial, params, cwd, log.fileno(), error_path)
+        if "fresh" in reply:
+            with open(run / "kernel.log", "a") as log:
+                log.write(f"treebook: not run in a forked process: {reply['fresh']}\n")
+            continue
+        code = reply["exit"]
+        if code == 0:
+            return True
+        report, _ = _read_json(error_path)
+        error_path.unlink(missing_ok=True)
+        if isinstance(report, dict) and code == 1:
+            raise _PointFailed(str(report.get("error", "")), str(report.get("traceback", "")))
+        how = ("its fork server went away while it ran" if code is None else
+               f"killed by signal {-code}" if code < 0 else f"exited with code {code}")
+        raise _PointFailed(f"DeadKernelError: the point's process (forked, no kernel) died: {how}", "")
+    return False
 
 
 def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", warm: bool = True) -> dict:
@@ -405,9 +456,10 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
     of the machine when the load exceeded the CPUs). ``.running`` names the attempt (``token``) while it runs, so that the sweep can
     tell a point whose worker died while running it from one that never started.
 
-    With ``warm``, the kernel is forked from this worker's fork server (:mod:`treebook.forkserver`),
-    which has done the notebook's imports; without it (or where fork servers are not supported) it is a
-    fresh kernel.
+    With ``warm``, the point runs in a child of this worker's fork server (:mod:`treebook.forkserver`),
+    which has done the notebook's imports, and the child executes the cells without a kernel
+    (:mod:`treebook._inprocess`); without it (or where fork servers are not supported) it gets a fresh
+    kernel.
     """
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
@@ -418,22 +470,21 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
     _write_text(run / "params.json", json.dumps(params, sort_keys=True, default=str))
     t0 = time.perf_counter()
     load_start = _load()
-    status, error = "ok", ""
-    manager = None
-    if warm:
-        try:
-            manager = _warm_manager(nb, cwd)
-        except Exception as exc:  # noqa: BLE001 - a fork server that cannot serve leaves fresh kernels
-            _report(f"fork server unavailable ({type(exc).__name__}: {exc}); this point gets a fresh kernel")
-    extra = {"kernel_manager_class": manager} if manager is not None else {}
-    # the kernel process inherits this worker's stderr: send its log to the run folder instead of the
-    # console (or of the notebook that started the cluster)
-    saved = os.dup(2)
+    status, error, trace = "ok", "", ""
+    kind = "fresh"
+    saved = None
+    parameters = {**params, "result_path": str(result_path)}
     try:
-        with open(run / "kernel.log", "ab") as log:
-            os.dup2(log.fileno(), 2)
-            execute_notebook(nb, partial, parameters={**params, "result_path": str(result_path)},
-                             cwd=cwd, progress_bar=False, kernel_name="python3", **extra)
+        if warm and _run_forked(nb, partial, parameters, cwd, run):
+            kind = "forked"
+        else:
+            # the kernel process inherits this worker's stderr: send its log to the run folder instead of
+            # the console (or of the notebook that started the cluster)
+            saved = os.dup(2)
+            with open(run / "kernel.log", "ab") as log:
+                os.dup2(log.fileno(), 2)
+                execute_notebook(nb, partial, parameters=parameters, cwd=cwd, progress_bar=False,
+                                 kernel_name="python3")
         _record, problem = _read_result(result_path)
         if problem == "missing":
             raise RuntimeError("the notebook wrote no result JSON")
@@ -441,18 +492,22 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
             raise RuntimeError(f"the notebook wrote a result JSON that cannot be read: {problem}")
     except Exception as exc:  # noqa: BLE001 - any failure of a run is recorded, not raised
         status = "failed"
-        error = f"{type(exc).__name__}: {exc}".strip()[:2000]
-        _write_text(run / "error.txt", error + "\n\n" + traceback.format_exc())
+        if isinstance(exc, _PointFailed):
+            error, trace = exc.error.strip()[:2000], exc.trace
+        else:
+            error, trace = f"{type(exc).__name__}: {exc}".strip()[:2000], traceback.format_exc()
+        _write_text(run / "error.txt", error + "\n\n" + trace)
         if result_path.exists():  # written before a later cell failed: not a finished point
             os.replace(result_path, run / "result.json.failed")
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
         if partial.is_file():
             os.replace(partial, run / "notebook.ipynb")
         seconds = time.perf_counter() - t0
         _write_text(run / "run.json", json.dumps({"seconds": round(seconds, 3), "status": status,
-                                                  "kernel": "forked" if manager is not None else "fresh",
+                                                  "kernel": kind,
                                                   "end_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                                   "load": [load_start, _load()], "cpus": os.cpu_count()},
                                                  sort_keys=True) + "\n")
@@ -554,6 +609,8 @@ def _execute(nb: Path, out: Path, todo: list, scheduler, workers, progress: bool
     again, so a point that kills its worker never takes the others down with it (the ``LocalCluster``
     also hands each worker one point at a time).
     """
+    if scheduler is None and warm and _warm_server(str(nb), str(nb.parent)) is not None:
+        return _execute_forked(nb, out, todo, workers, progress, total)
     import dask
     from dask.distributed import Client, LocalCluster, as_completed
     from tqdm import tqdm
@@ -602,6 +659,35 @@ def _execute(nb: Path, out: Path, todo: list, scheduler, workers, progress: bool
         client.close()
         if cluster is not None:
             cluster.close()
+    return statuses
+
+
+def _execute_forked(nb: Path, out: Path, todo: list, workers, progress: bool, total: int) -> dict:
+    """Run the points of ``todo`` on this machine without Dask: ``workers`` threads of this process, each
+    asking this process's fork server for a child per point (:func:`_run_forked`); return ``{id: status}``.
+
+    The children are the workers' processes: a point that kills its process, or runs out of memory,
+    fails alone, and the template stays. A sweep that is killed takes the template and its children
+    with it (the template exits when this process is gone)."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    from tqdm import tqdm
+
+    statuses: dict[str, dict] = {}
+    bar = tqdm(total=total, initial=total - len(todo), desc=f"sweep {nb.stem}", disable=not progress, unit="run")
+    pool = ThreadPoolExecutor(max_workers=workers or 2, thread_name_prefix="treebook-sweep")
+    try:
+        futures = {pool.submit(_run_point, str(nb), str(out / "runs" / pid), full, str(nb.parent),
+                               f"{pid}-0-{secrets.token_hex(4)}", True): pid for pid, full in todo}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                statuses[futures[fut]] = fut.result()
+                bar.update(1)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
     return statuses
 
 
@@ -661,7 +747,7 @@ def _write_tables(out: Path, table: pd.DataFrame) -> None:
 
 def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = None,
               workers: int | None = None, progress: bool = True, log=None, warm: bool = True) -> pd.DataFrame:
-    """Run ``notebook`` at every grid point on Dask and return the results table of the grid's points.
+    """Run ``notebook`` at every grid point and return the results table of the grid's points.
 
     Parameters
     ----------
@@ -677,16 +763,19 @@ def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = 
         Parameters common to every point (a flat mapping, or a profile file such as
         ``notebooks/params/smoke.yml`` whose section for this notebook is used).
     scheduler : str, optional
-        Address of an existing Dask scheduler; by default a ``LocalCluster`` is started.
+        Address of an existing Dask scheduler. By default the points run on this machine: ``workers``
+        threads of this process, each point in a child of this process's template (or, with fresh
+        kernels, on a ``LocalCluster`` of ``workers`` workers).
     workers : int, optional
-        Workers of the ``LocalCluster`` (one thread each); a positive integer, 2 by default.
+        Points run at once on this machine (threads, or the ``LocalCluster``'s workers of one thread
+        each); a positive integer, 2 by default.
     log : callable, optional
         Receives one message per damaged or missing record (named by path) and per lock taken over;
         printed to stderr by default.
     warm : bool, default True
-        Fork each point's kernel from a template process per worker that has done the notebook's
-        imports (:mod:`treebook.forkserver`; Linux only, fresh kernels elsewhere). False starts a fresh
-        kernel per point.
+        Run each point in a child forked from a template process that has done the notebook's imports,
+        without a kernel (:mod:`treebook.forkserver`, :mod:`treebook._inprocess`; Linux only, fresh
+        kernels elsewhere). False starts a fresh kernel per point.
 
     Notes
     -----
@@ -697,6 +786,9 @@ def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = 
     """
     _check_workers(workers)
     log = log or _report
+    from ._inprocess import import_nbformat
+
+    import_nbformat()  # before papermill (notebook_parameters) imports it
     nb = notebook_path(notebook)
     allowed = set(notebook_parameters(nb))
     grid_dict = load_grid(grid) if not isinstance(grid, dict) else grid
