@@ -166,6 +166,7 @@ class _Stream:
 
 def _shell(sink):
     """The IPython shell a point's cells run in (the process's only one)."""
+    from IPython.core.display_trap import DisplayTrap
     from IPython.core.displayhook import DisplayHook
     from IPython.core.displaypub import DisplayPublisher
     from IPython.core.interactiveshell import InteractiveShell
@@ -206,8 +207,7 @@ def _shell(sink):
         def init_displayhook(self):
             self.displayhook = Hook(parent=self, shell=self, cache_size=self.cache_size)
             self.configurables.append(self.displayhook)
-            self.display_trap = __import__("IPython.core.display_trap", fromlist=["DisplayTrap"]).DisplayTrap(
-                hook=self.displayhook)
+            self.display_trap = DisplayTrap(hook=self.displayhook)
 
         def _showtraceback(self, etype, evalue, stb):
             sink.error(getattr(etype, "__name__", str(etype)), str(evalue), stb)
@@ -225,7 +225,6 @@ def _shell(sink):
     # a kernel's shell adds this filter as it starts (ipykernel's ZMQInteractiveShell)
     warnings.filterwarnings("ignore", message=".*Trio's signal handling code might have collided.*",
                             category=RuntimeWarning)
-    shell.display_page = True
     return shell
 
 

@@ -45,17 +45,17 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--html", default="_build/html")
     c.add_argument("--out", default="_build/screenshots")
 
-    s = sub.add_parser("sweep", help="run a notebook over a parameter grid on Dask")
+    s = sub.add_parser("sweep", help="run a notebook over a parameter grid, on this machine or on Dask")
     s.add_argument("notebook", help="notebook stem or path")
     s.add_argument("--grid", required=True, help="YAML grid file")
     s.add_argument("--params", default=None, help="YAML of base parameters (or a profile file)")
     s.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
-    s.add_argument("--workers", type=_positive_int, default=None, help="LocalCluster workers (default 2)")
+    s.add_argument("--workers", type=_positive_int, default=None, help="points run at once on this machine (default 2)")
     s.add_argument("--out", required=True, help="output folder")
     s.add_argument("--no-progress", action="store_true")
     s.add_argument("--fresh-kernels", action="store_true",
-                   help="start a fresh kernel per point (default: fork it from a worker's template that "
-                        "has done the notebook's imports, where the platform allows)")
+                   help="start a fresh kernel per point (default: run it in a process forked from a "
+                        "template that has done the notebook's imports, where the platform allows)")
     return p
 
 
