@@ -1,7 +1,7 @@
 from nbfigures import assert_figures
 
 from treebook.notebooks import run_notebook
-from treebook.results import VERDICTS
+from treebook.results import VERDICTS, recompute_slice
 
 
 def test_notebook_oblique(tmp_path):
@@ -31,4 +31,8 @@ def test_notebook_oblique(tmp_path):
     card = res["scorecard"]
     assert len(card) >= 6 and all(row["verdict"] in VERDICTS for row in card)
     assert not any("target" in str(row["paper"]).lower() and ">=" in str(row["paper"]) for row in card)
+    # the record's slice (one seed of the MNIST comparison) recomputes exactly, as a stored record's must
+    (entry,) = res["slices"]
+    assert entry["function"] == "treebook.oblique.bench:mnist_point" and entry["kwargs"]["seed"] == seeds[0]
+    assert recompute_slice(entry) == entry["value"]
     assert_figures(executed, 6)
