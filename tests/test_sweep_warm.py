@@ -316,7 +316,8 @@ def test_a_forked_point_executes_a_notebook_as_a_fresh_kernel_does(tmp_path, own
     (fresh_state, fresh_outputs), (warm_state, warm_outputs) = runs["fresh"], runs["warm"]
     for key in fresh_state:
         if key in NOT_A_KERNEL:
-            assert warm_state[key] == NOT_A_KERNEL[key] != fresh_state[key], key
+            assert warm_state[key] == NOT_A_KERNEL[key], key
+            assert fresh_state[key] != NOT_A_KERNEL[key], key
         else:
             assert warm_state[key] == fresh_state[key], key
     assert warm_outputs == fresh_outputs
