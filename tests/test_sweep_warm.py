@@ -453,3 +453,44 @@ def test_outputs_of_a_notebook_run_without_a_kernel_are_a_kernels(tmp_path):
                 for c in executed.cells], [c.get("execution_count") for c in executed.cells]
 
     assert outputs("inprocess.ipynb") == outputs("kernel.ipynb")
+
+
+def test_an_interrupted_local_sweep_stops_its_points_and_resumes(tmp_path):
+    import signal
+    import subprocess
+
+    gate = tmp_path / "gate"
+    gate.touch()
+    source = ("import os, time\nfrom treebook.results import save_results\n"
+              "open(f'{gate}-{k}.pid', 'w').write(str(os.getpid()))\n"
+              "while os.path.exists(gate):\n    time.sleep(0.1)\n"
+              "save_results(result_path, {'k': k, 'pid': os.getpid()})\n")
+    nb = _notebook(tmp_path / "held.ipynb", source, params=f"result_path = None\nk = 0\ngate = {str(gate)!r}")
+    grid = tmp_path / "g.yml"
+    grid.write_text("k: [0, 1, 2, 3]\n")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "treebook.cli", "sweep", str(nb), "--grid", str(grid), "--out", str(out),
+           "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob("gate-*.pid"))) < 2:  # two points are held at the gate
+            assert proc.poll() is None and time.monotonic() < deadline, "the points did not start"
+            time.sleep(0.1)
+        time.sleep(0.2)
+        held = [int(p.read_text()) for p in tmp_path.glob("gate-*.pid")]
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)  # the held points would wait for ever: the interrupt stops them
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"KeyboardInterrupt" in proc.stderr.read()
+    assert sorted(p.parent.name for p in out.glob("runs/*/error.txt")) == sorted(
+        p.parent.name for p in out.glob("runs/*/params.json"))  # the stopped points: no point started after them
+    assert len(list(out.glob("runs/*/params.json"))) == 2 and not list(out.glob("runs/*/result.json"))
+    assert len(held) == 2 and all(_gone(pid, 5) for pid in held)  # the held points' processes were stopped
+    gate.unlink()
+    table = run_sweep(nb, grid, out, workers=2, progress=False, log=lambda m: None)
+    assert (table.status == "ok").all() and sorted(table.k) == [0, 1, 2, 3]

@@ -63,6 +63,7 @@ import os
 import secrets
 import socket
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -673,20 +674,44 @@ def _execute_forked(nb: Path, out: Path, todo: list, workers, progress: bool, to
 
     from tqdm import tqdm
 
+    from . import forkserver
+
     statuses: dict[str, dict] = {}
+    stop = threading.Event()
+
+    def point(pid, full):
+        if stop.is_set():  # interrupted before it started: no run folder, it runs in the next sweep
+            return None
+        return _run_point(str(nb), str(out / "runs" / pid), full, str(nb.parent), f"{pid}-0-{secrets.token_hex(4)}",
+                          True)
+
     bar = tqdm(total=total, initial=total - len(todo), desc=f"sweep {nb.stem}", disable=not progress, unit="run")
     pool = ThreadPoolExecutor(max_workers=workers or 2, thread_name_prefix="treebook-sweep")
+    futures = {pool.submit(point, pid, full): pid for pid, full in todo}
     try:
-        futures = {pool.submit(_run_point, str(nb), str(out / "runs" / pid), full, str(nb.parent),
-                               f"{pid}-0-{secrets.token_hex(4)}", True): pid for pid, full in todo}
         pending = set(futures)
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 statuses[futures[fut]] = fut.result()
                 bar.update(1)
+    except BaseException:
+        # an interrupt: no point starts any more, and the running ones' processes are stopped (closing the
+        # template kills its children), so that their threads return; a thread that was just starting a
+        # template is caught by closing again
+        stop.set()
+        for fut in futures:
+            fut.cancel()
+        deadline = time.monotonic() + 60
+        while True:
+            forkserver._close_server()
+            running = [f for f in futures if not f.done()]
+            if not running or time.monotonic() > deadline:
+                break
+            wait(running, timeout=0.5)
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
         bar.close()
     return statuses
 
