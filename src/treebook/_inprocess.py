@@ -27,6 +27,7 @@ after it.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import warnings
 
@@ -250,6 +251,9 @@ def engine():
             sink = _outputs()
             saved = sys.stdout, sys.stderr
             sys.stdout, sys.stderr = _Stream(sink, "stdout", 1), _Stream(sink, "stderr", 2)
+            # an interrupt stops the running cell with KeyboardInterrupt, as a kernel has it while it executes
+            # (whatever this process inherited: a background job's SIGINT is ignored)
+            handler = signal.signal(signal.SIGINT, signal.default_int_handler)
             try:
                 shell = _shell(sink)
                 for hook in AFTER_SHELL:
@@ -266,6 +270,7 @@ def engine():
             finally:
                 sink.outputs = None
                 sys.stdout, sys.stderr = saved
+                signal.signal(signal.SIGINT, handler)
             return nb_man.nb
 
     return InProcessEngine
