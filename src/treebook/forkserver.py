@@ -4,18 +4,17 @@ A fresh Jupyter kernel costs a Python start, ipykernel's own imports and then th
 imports (numpy, pandas, matplotlib, treebook: seconds per point). A sweep worker instead keeps one
 *fork server*: a process started the way a kernel is (same interpreter, environment and flags) that
 imports ipykernel's machinery and the notebook's top-level imports of the packages in
-:data:`PRELOADABLE`, and then only waits. For each point it forks a child that becomes that point's
-kernel (``ipykernel_launcher``, run as ``python -m`` would run it, with the connection file that
-jupyter_client wrote): every point gets a process of its own, in the state of a fresh kernel that
-has just run those imports, at the cost of a fork. Nothing a point does reaches the template or the
-next point.
+:data:`PRELOADABLE`, and then only waits. For each point it forks a child: every point gets a
+process of its own, in the state of a fresh kernel that has just run those imports, at the cost of a
+fork. Nothing a point does reaches the template or the next point.
 
-A sweep asks for a point in one of two ways. :meth:`ForkServer.run_notebook` (what the sweep uses)
-forks a child that executes the notebook itself, with papermill and an IPython shell but no kernel
+A child is asked for in one of two ways. :meth:`ForkServer.run_notebook` (what the sweep uses) forks
+a child that executes the notebook itself, with papermill and an IPython shell but no kernel
 (:mod:`treebook._inprocess`), writes the executed notebook and exits: a point costs a fork and its
 cells. For that the template also imports papermill and compiles nbformat's validators, with the
 warnings filters those imports add taken out again. Or a jupyter_client kernel manager starts a forked
-*kernel*, for callers that need one (papermill with a kernel, nbclient):
+*kernel* (``ipykernel_launcher``, run as ``python -m`` would run it, with the connection file that
+jupyter_client wrote), for callers that need a kernel:
 
 How it plugs into papermill: :func:`kernel_manager_class` returns a jupyter_client kernel manager
 whose kernel command is a small launcher (``_kernel_launcher.py``, standard library only) in front
