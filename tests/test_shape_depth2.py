@@ -49,6 +49,43 @@ def test_depth2_equals_exhaustive_and_its_tree_realises_it():
         assert _value_of(tree, X, y, C, cost) == pytest.approx(v, abs=1e-9)
 
 
+def _depth1_brute(X, y, C, cost):
+    """Best ``min(leaf, cost + split errors)`` over every feature and cut, by prefix class counts."""
+    if y.size == 0:
+        return 0.0
+    best = float(y.size - np.bincount(y, minlength=C).max())
+    for j in range(X.shape[1]):
+        o = np.argsort(X[:, j], kind="stable")
+        xs, onehot = X[o, j], np.eye(C, dtype=int)[y[o]]
+        left = np.cumsum(onehot, axis=0)[:-1]
+        right = onehot.sum(0) - left
+        cut = xs[1:] > xs[:-1]
+        if cut.any():
+            i = np.arange(1, y.size)
+            err = (i - left.max(1)) + (y.size - i - right.max(1))
+            best = min(best, cost + float(err[cut].min()))
+    return best
+
+
+def test_depth2_equals_brute_force_on_larger_samples():
+    """Hundreds of rows, two and more classes, ties: the per-feature similarity bounds skip scans here."""
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        n, p, C = int(rng.integers(40, 160)), int(rng.integers(1, 5)), int(rng.choice([2, 2, 3, 5]))
+        X = np.round(rng.normal(size=(n, p)) * rng.choice([2.0, 30.0]))
+        y = (rng.random(n) < 0.5).astype(int) * (X[:, 0] > 0) + rng.integers(0, C, size=n) * (rng.random(n) < 0.3)
+        y = np.minimum(y, C - 1)
+        cost = float(rng.choice([0.0, 0.5, 2.0]))
+        want = float(n - np.bincount(y, minlength=C).max())
+        for j in range(p):
+            for t in np.unique(X[:, j])[:-1]:
+                go = X[:, j] > t
+                want = min(want, cost + _depth1_brute(X[~go], y[~go], C, cost) + _depth1_brute(X[go], y[go], C, cost))
+        v, tree, _ = best_depth2_all(X, y, C, cost)
+        assert v == pytest.approx(want, abs=1e-9)
+        assert _value_of(tree, X, y, C, cost) == pytest.approx(v, abs=1e-9)
+
+
 def test_depth2_upper_bound_only_looks_for_better_trees():
     rng = np.random.default_rng(1)
     for _ in range(100):

@@ -13,7 +13,10 @@ Between two evaluated thresholds ``a < b`` every threshold ``i`` then satisfies
 a convex lower bound whose minimum over the gap is found in O(1).  A gap whose bound reaches the best
 tree found is skipped; otherwise its middle threshold is evaluated (the *similarity* bounds of ConTree,
 Brita, van der Linden and Demirović, 2025).  Each evaluation solves the two depth-1 children of a root
-threshold on every feature in one pass over the presorted data, O(n p C).
+threshold, one feature at a time, in one pass over that feature's presorted rows, O(n) per feature with two
+classes and O(n + C) otherwise.  The same argument holds for a child's best split on one feature, so the
+evaluated neighbours of a threshold also bound each feature's values there: a feature that cannot beat the
+best child found so far is not scanned (most of them, once the gaps are narrow).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from numba import njit
 __all__ = ["best_depth2_all", "depth2_gap_bound", "sub_orders"]
 
 BIG = 1e300
+NEW = 1 << 16  # a row's code: its label, plus NEW where a new value starts
+LABEL = NEW - 1
 
 
 @njit(cache=True)
@@ -103,6 +108,162 @@ def _split_at(X, y, C, orders, o, b, side, cost, res):
 
 
 @njit(cache=True)
+def _prep(X, y, orders):
+    """Per feature, in sorted order: the labels, whether a new value starts, and each row's position."""
+    p, m = orders.shape
+    ys = np.empty((p, m), dtype=np.int32)
+    brk = np.empty((p, m), dtype=np.bool_)
+    pos = np.empty((p, m), dtype=np.int32)
+    for f in range(p):
+        for q in range(m):
+            r = orders[f, q]
+            ys[f, q] = y[r]
+            brk[f, q] = q > 0 and X[r, f] > X[orders[f, q - 1], f]
+            pos[f, r] = q
+    return ys, brk, pos
+
+
+@njit(cache=True)
+def _side_value(codes, prefix_max, n, C, leaf, cost, run):
+    """Optimal depth-1 value of one side on one feature, from its ``n`` rows in that feature's order:
+    ``codes`` holds each row's label plus ``NEW`` where a new value starts, ``prefix_max`` the largest class
+    count of the rows before it.  That of the rows from it on only grows backwards, so one backward pass
+    gives every threshold's errors ``n - prefix max - suffix max``."""
+    best = leaf
+    run[:] = 0
+    mr = 0
+    for i in range(n - 1, 0, -1):
+        w = codes[i]
+        lab = w & LABEL
+        run[lab] += 1
+        mr = max(mr, run[lab])
+        if w >= NEW:
+            best = min(best, cost + n - prefix_max[i] - mr)
+    return best
+
+
+@njit(cache=True)
+def _feature_values(ys, brk, R, b, f, C, tot, ns, leaf0, leaf1, cost, run, codes, prefix_max):
+    """Optimal depth-1 values of both sides of a root threshold, each side split on feature ``f`` (or a
+    leaf).  Rows whose position ``R`` in the root feature's order is below ``b`` go left; ``ys`` and ``brk``
+    hold each feature's labels in sorted order and whether a new value starts there.  The rows are split by
+    side without branching (a side's new value starts where the full order had one since that side's
+    previous row); with two classes both sides are scanned in the same pass."""
+    p, m = ys.shape
+    N0 = ns[0]
+    N1 = ns[1]
+    i0 = 0
+    i1 = 0
+    new0 = 0
+    new1 = 0
+    if C == 2:
+        T0 = tot[0, 1]
+        T1 = tot[1, 1]
+        a0 = 0
+        a1 = 0
+        b0 = N0
+        b1 = N1
+        for q in range(m):
+            s = 1 if R[f, q] >= b else 0
+            nb = 1 if brk[f, q] else 0
+            lab = ys[f, q]
+            new0 |= nb
+            new1 |= nb
+            # errors of the split just before this row, on its side (a0, a1: class-1 rows so far)
+            e0 = min(a0, i0 - a0) + min(T0 - a0, N0 - i0 - T0 + a0)
+            e1 = min(a1, i1 - a1) + min(T1 - a1, N1 - i1 - T1 + a1)
+            b0 = min(b0, e0 if (new0 & (1 - s)) else N0)
+            b1 = min(b1, e1 if (new1 & s) else N1)
+            a0 += lab & (1 - s)
+            a1 += lab & s
+            i0 += 1 - s
+            i1 += s
+            new0 &= s
+            new1 &= 1 - s
+        return min(leaf0, cost + b0), min(leaf1, cost + b1)
+    run[:] = 0
+    ml0 = 0
+    ml1 = 0
+    for q in range(m):
+        s = 1 if R[f, q] >= b else 0
+        nb = 1 if brk[f, q] else 0
+        lab = ys[f, q]
+        new0 |= nb
+        new1 |= nb
+        # both sides' slots are written, only the row's side advances
+        codes[0, i0] = lab + NEW * new0
+        codes[1, i1] = lab + NEW * new1
+        prefix_max[0, i0] = ml0
+        prefix_max[1, i1] = ml1
+        run[s, lab] += 1
+        ml0 = max(ml0, run[0, lab])
+        ml1 = max(ml1, run[1, lab])
+        i0 += 1 - s
+        i1 += s
+        new0 &= s
+        new1 &= 1 - s
+    return (_side_value(codes[0], prefix_max[0], N0, C, leaf0, cost, run[0]),
+            _side_value(codes[1], prefix_max[1], N1, C, leaf1, cost, run[1]))
+
+
+@njit(cache=True)
+def _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, tot, ns, run, codes, prefix_max, lbl, lbr, order):
+    """Optimal depth-1 values ``(L, R)`` of the two sides of the root threshold ``B[k]``, per feature into
+    ``LF[k]``, ``RF[k]``.
+
+    A side's best depth-1 tree on one feature is itself monotone and 1-Lipschitz in the side's samples, so
+    between evaluated neighbours ``ka < k < kb`` (``-1`` when none) each feature's values are bounded below
+    as the totals are.  A feature whose bounds on both sides reach the best values found so far cannot
+    lower them and is not scanned; its bounds are kept in place of its values, which stay valid bounds for
+    later neighbours.  Features are scanned in the order of their bounds, most promising first."""
+    p, m = ys.shape
+    b = B[k]
+    for c in range(C):
+        tot[0, c] = cum[b, c]
+        tot[1, c] = cum[m, c] - cum[b, c]
+    ns[0] = b
+    ns[1] = m - b
+    mx0 = 0
+    mx1 = 0
+    for c in range(C):
+        mx0 = max(mx0, tot[0, c])
+        mx1 = max(mx1, tot[1, c])
+    leaf0 = float(ns[0] - mx0)
+    leaf1 = float(ns[1] - mx1)
+    for f in range(p):
+        lo_l = 0.0
+        lo_r = 0.0
+        if ka >= 0:
+            lo_l = max(lo_l, LF[ka, f])
+            lo_r = max(lo_r, RF[ka, f] - (b - B[ka]))
+        if kb >= 0:
+            lo_l = max(lo_l, LF[kb, f] - (B[kb] - b))
+            lo_r = max(lo_r, RF[kb, f])
+        lbl[f] = lo_l
+        lbr[f] = lo_r
+        # insertion sort of the features by the sum of their bounds
+        j = f
+        while j > 0 and lbl[order[j - 1]] + lbr[order[j - 1]] > lo_l + lo_r:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = f
+    cur0 = leaf0
+    cur1 = leaf1
+    for j in range(p):
+        f = order[j]
+        if lbl[f] >= cur0 - 1e-9 and lbr[f] >= cur1 - 1e-9:
+            LF[k, f] = lbl[f]
+            RF[k, f] = lbr[f]
+            continue
+        v0, v1 = _feature_values(ys, brk, R, b, f, C, tot, ns, leaf0, leaf1, cost, run, codes, prefix_max)
+        LF[k, f] = v0
+        RF[k, f] = v1
+        cur0 = min(cur0, v0)
+        cur1 = min(cur1, v1)
+    return cur0, cur1
+
+
+@njit(cache=True)
 def _depth2(X, y, C, orders, cost, ub):
     p, m = orders.shape
     cnt = np.zeros(C, dtype=np.int64)
@@ -112,25 +273,45 @@ def _depth2(X, y, C, orders, cost, ub):
     best = min(best, ub)
     bf = -1
     bb = -1
-    side = np.zeros(m, dtype=np.int64)
-    res = np.zeros((2, 3))
+    ys, brk, pos = _prep(X, y, orders)
+    R = np.empty((p, m), dtype=np.int32)
+    cum = np.zeros((m + 1, C), dtype=np.int64)
+    tot = np.zeros((2, C), dtype=np.int64)
+    ns = np.zeros(2, dtype=np.int64)
+    run = np.zeros((2, C), dtype=np.int64)
+    codes = np.empty((2, m + 1), dtype=np.int32)
+    prefix_max = np.empty((2, m + 1), dtype=np.int64)
+    LF = np.empty((m, p))
+    RF = np.empty((m, p))
+    lbl = np.empty(p)
+    lbr = np.empty(p)
+    order = np.empty(p, dtype=np.int64)
     n_eval = 0
     B = np.empty(m, dtype=np.int64)
     Lv = np.empty(m)
     Rv = np.empty(m)
-    stack = np.empty((2 * m + 4, 2), dtype=np.int64)
+    stack = np.empty((2 * m + 4, 4), dtype=np.int64)
     for f1 in range(p):
-        o = orders[f1]
         nb = 0
         for q in range(1, m):
-            if X[o[q], f1] > X[o[q - 1], f1]:
+            if brk[f1, q]:
                 B[nb] = q
                 nb += 1
         if nb == 0:
             continue
+        for f in range(p):
+            for q in range(m):
+                R[f, q] = pos[f1, orders[f, q]]
+        for q in range(m):
+            for c in range(C):
+                cum[q + 1, c] = cum[q, c]
+            cum[q + 1, ys[f1, q]] += 1
         # evaluate the two extreme thresholds, then bisect the gaps whose similarity bound is below best
-        for k in (0, nb - 1):
-            Lv[k], Rv[k] = _split_at(X, y, C, orders, o, B[k], side, cost, res)
+        for k, ka, kb in ((0, -1, -1), (nb - 1, 0, -1)):
+            if k == 0 and ka == 0:
+                continue
+            Lv[k], Rv[k] = _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, tot, ns, run, codes,
+                                     prefix_max, lbl, lbr, order)
             n_eval += 1
             if cost + Lv[k] + Rv[k] < best - 1e-9:
                 best, bf, bb = cost + Lv[k] + Rv[k], f1, B[k]
@@ -149,7 +330,8 @@ def _depth2(X, y, C, orders, cost, ub):
             if lb >= best - 1e-9:
                 continue
             k = (ka + kb) // 2
-            Lv[k], Rv[k] = _split_at(X, y, C, orders, o, B[k], side, cost, res)
+            Lv[k], Rv[k] = _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, tot, ns, run, codes,
+                                     prefix_max, lbl, lbr, order)
             n_eval += 1
             if cost + Lv[k] + Rv[k] < best - 1e-9:
                 best, bf, bb = cost + Lv[k] + Rv[k], f1, B[k]
@@ -168,6 +350,8 @@ def _depth2(X, y, C, orders, cost, ub):
     out[6] = n_eval
     if bf >= 0:
         o = orders[bf]
+        side = np.empty(m, dtype=np.int64)
+        res = np.zeros((2, 3))
         _split_at(X, y, C, orders, o, bb, side, cost, res)
         out[1] = bf
         out[2] = 0.5 * (X[o[bb - 1], bf] + X[o[bb], bf])
