@@ -81,7 +81,8 @@ class SimilarityQueue:
     the bound of a pending action is the best one these propagate to it.
     """
 
-    __slots__ = ("bounds", "done", "gini", "lower_left", "lower_right", "min_bound", "n_left")
+    __slots__ = ("_best", "_cost", "_stale", "bounds", "done", "gini", "lower_left", "lower_right", "min_bound",
+                 "n_left")
 
     def __init__(self, n_left, lower_left, lower_right, gini):
         self.n_left = n_left  # per feature: samples left of each threshold
@@ -89,24 +90,54 @@ class SimilarityQueue:
         self.lower_right = lower_right
         self.gini = gini
         self.done = [np.zeros(a.size, dtype=bool) for a in n_left]
-        self.bounds = None
+        self.bounds = [None] * len(n_left)
         self.min_bound = -INF
+        self._cost = None
+        self._stale = set(range(len(n_left)))  # features whose bounds are to be recomputed
+        self._best = [None] * len(n_left)  # per feature: (bound, gini, index) of the best pending threshold
+
+    def mark_done(self, j, i):
+        """Threshold ``i`` of feature ``j`` has been materialised."""
+        self.done[j][i] = True
+        self._best[j] = None
+
+    def _pending_best(self, j):
+        """``(bound, gini, index)`` of the pending threshold of feature ``j`` of least bound (ties: least Gini
+        impurity, then first), ``(inf, inf, -1)`` when none is pending."""
+        if self._best[j] is None:
+            done = self.done[j]
+            if done.all():
+                self._best[j] = (INF, INF, -1)
+            else:
+                qq = np.where(done, INF, self.bounds[j])
+                i = int(np.lexsort((self.gini[j], qq))[0])
+                self._best[j] = (float(qq[i]), float(self.gini[j][i]), i)
+        return self._best[j]
 
     def refresh(self, cost, actions):
-        """Propagate the children's bounds of the materialised ``actions``; tighten those actions too."""
+        """Propagate the children's bounds of the materialised ``actions``; tighten those actions too.
+
+        Only the features whose children's bounds rose are recomputed."""
+        if cost != self._cost:
+            self._cost = cost
+            self._stale = set(range(len(self.n_left)))
         for a in actions:
             if a.left is not None and a.right is not None:
-                i = a.breakpoints[0]
-                self.lower_left[a.feature][i] = max(self.lower_left[a.feature][i], a.left.lower)
-                self.lower_right[a.feature][i] = max(self.lower_right[a.feature][i], a.right.lower)
-        self.bounds, self.min_bound = [], INF
-        for nL, lbL, lbR, done in zip(self.n_left, self.lower_left, self.lower_right, self.done):
+                j, i = a.feature, a.breakpoints[0]
+                if a.left.lower > self.lower_left[j][i]:
+                    self.lower_left[j][i] = a.left.lower
+                    self._stale.add(j)
+                if a.right.lower > self.lower_right[j][i]:
+                    self.lower_right[j][i] = a.right.lower
+                    self._stale.add(j)
+        for j in self._stale:
+            nL, lbL, lbR = self.n_left[j], self.lower_left[j], self.lower_right[j]
             L = np.maximum(np.maximum.accumulate(lbL), np.maximum.accumulate((lbL - nL)[::-1])[::-1] + nL)
             R = np.maximum(np.maximum.accumulate(lbR[::-1])[::-1], np.maximum.accumulate(lbR + nL) - nL)
-            q = cost + L + R
-            self.bounds.append(q)
-            if q.size and not done.all():
-                self.min_bound = min(self.min_bound, float(q[~done].min()))
+            self.bounds[j] = cost + L + R
+            self._best[j] = None
+        self._stale.clear()
+        self.min_bound = min((self._pending_best(j)[0] for j in range(len(self.n_left))), default=INF)
         for a in actions:  # a materialised action is bounded by what its neighbours propagate to it too
             if a.left is None and not a.solved:
                 a.lower = min(max(a.lower, self.bounds[a.feature][a.breakpoints[0]] - cost), a.upper)
@@ -121,16 +152,16 @@ class SimilarityQueue:
         the gap of done thresholds around the pending threshold of least bound (ties: least Gini impurity),
         which bisects the gaps as ConTree does while following the bound."""
         best, key = None, None
-        for j, (q, done, g) in enumerate(zip(self.bounds, self.done, self.gini)):
-            if done.all():
+        for j in range(len(self.n_left)):
+            q, g, i = self._pending_best(j)
+            if i < 0:
                 continue
-            qq = np.where(done, INF, q)
-            i = int(np.lexsort((g, qq))[0])
-            if qq[i] >= upper - EPS:
-                done[:] = True  # every pending threshold of this feature is pruned
+            if q >= upper - EPS:
+                self.done[j][:] = True  # every pending threshold of this feature is pruned
+                self._best[j] = (INF, INF, -1)
                 continue
-            if key is None or (qq[i], g[i]) < key:
-                best, key = (j, i), (qq[i], g[i])
+            if key is None or (q, g) < key:
+                best, key = (j, i), (q, g)
         if best is None:
             return None
         j, i = best
@@ -140,5 +171,5 @@ class SimilarityQueue:
         mid = ((lo[-1] if lo.size else -1) + (i + 1 + hi[0] if hi.size else done.size)) // 2
         if not done[mid]:
             i = mid
-        done[i] = True
+        self.mark_done(j, i)
         return j, i

@@ -219,9 +219,7 @@ class LiteratiSearch:
         j, thr, left, right = tree
         s = ShapeState(node, j, (0,), np.array([thr]), None, None)
         s.solved = True
-        goes_right = self.X[samples, j] > thr
-        s.left, s.right = (self._depth1_leaf_pair(sub, node.level + 1, split)
-                           for sub, split in ((samples[~goes_right], left), (samples[goes_right], right)))
+        s.child_splits = (left, right)  # the children's states are built when the tree is read
         node.best = s
 
     def _depth1_leaf_pair(self, samples, level, split):
@@ -341,7 +339,7 @@ class LiteratiSearch:
                 uppers = np.concatenate(uppers)
                 k = int(np.argmin(uppers))
                 j, i = int(np.concatenate(feats)[k]), int(np.concatenate(cands)[k])
-                node.queue.done[j][i] = True
+                node.queue.mark_done(j, i)
                 self._add_action(node, j, i)
             node.queue.refresh(self.split_cost, node.actions)
             return
@@ -637,7 +635,7 @@ class LiteratiSearch:
             a = self._make_shape(node, j, bps[:1], left_c, cnt.sum(axis=0) - left_c)
             node.actions.append(a)
             if self.similarity:
-                node.queue.done[j][bps[0]] = True
+                node.queue.mark_done(j, bps[0])
         chain = [a]
         while len(a.breakpoints) < len(bps) and not a.solved:
             if not a.expanded:
@@ -676,6 +674,10 @@ class LiteratiSearch:
             s = s.best
         pos = np.searchsorted(s.thresholds, self.X[samples, s.feature], side="left")
         right = (pos % 2) == 1
+        if s.left is None and s.child_splits is not None:
+            s.left, s.right = (self._depth1_leaf_pair(sub, s.owner.level + 1, split)
+                               for sub, split in ((samples[~right], s.child_splits[0]),
+                                                  (samples[right], s.child_splits[1])))
         if s.left is None or s.right is None:
             return ("split", s.feature, s.thresholds, samples, ("leaf", samples[~right]), ("leaf", samples[right]))
         return ("split", s.feature, s.thresholds, samples, self._spec(s.left, samples[~right]),

@@ -58,12 +58,13 @@ class ShapeState:
     cannot beat the incumbent).  ``refinements`` are the materialised refined states and ``queue`` the
     pending ones; ``best`` is ``"commit"`` or the refinement of the incumbent; ``turn`` is the round-robin
     AND pointer.  ``estimate_left`` / ``estimate_right`` are ``V~`` of the two children before they exist.
+    ``child_splits`` holds the children's depth-1 splits of an exact depth-2 state's tree until it is read.
     """
 
     __slots__ = (
-        "best", "breakpoints", "commit_pruned", "counts_left", "counts_right", "estimate", "estimate_left",
-        "estimate_right", "expanded", "feature", "left", "lower", "owner", "queue", "refinements", "right",
-        "solved", "thresholds", "turn", "upper",
+        "best", "breakpoints", "child_splits", "commit_pruned", "counts_left", "counts_right", "estimate",
+        "estimate_left", "estimate_right", "expanded", "feature", "left", "lower", "owner", "queue", "refinements",
+        "right", "solved", "thresholds", "turn", "upper",
     )
 
     def __init__(self, owner, feature, breakpoints, thresholds, counts_left, counts_right):
@@ -82,3 +83,4 @@ class ShapeState:
         self.queue = None
         self.best = "commit"
         self.turn = 0
+        self.child_splits = None
