@@ -207,7 +207,8 @@ def _feature_values(ys, brk, R, b, f, C, tot, ns, leaf0, leaf1, cost, run, codes
 
 
 @njit(cache=True)
-def _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, tot, ns, run, codes, prefix_max, lbl, lbr, order):
+def _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, D1, tot, ns, run, codes, prefix_max, lbl, lbr,
+              order):
     """Optimal depth-1 values ``(L, R)`` of the two sides of the root threshold ``B[k]``, per feature into
     ``LF[k]``, ``RF[k]``.
 
@@ -215,7 +216,8 @@ def _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, tot, ns, run, code
     between evaluated neighbours ``ka < k < kb`` (``-1`` when none) each feature's values are bounded below
     as the totals are.  A feature whose bounds on both sides reach the best values found so far cannot
     lower them and is not scanned; its bounds are kept in place of its values, which stay valid bounds for
-    later neighbours.  Features are scanned in the order of their bounds, most promising first."""
+    later neighbours; so are the node's own depth-1 values ``D1`` (each side misses some of its rows).
+    Features are scanned in the order of their bounds, most promising first."""
     p, m = ys.shape
     b = B[k]
     for c in range(C):
@@ -231,8 +233,9 @@ def _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, tot, ns, run, code
     leaf0 = float(ns[0] - mx0)
     leaf1 = float(ns[1] - mx1)
     for f in range(p):
-        lo_l = 0.0
-        lo_r = 0.0
+        # the whole node's depth-1 value on the feature bounds both sides too (they miss m - b and b rows)
+        lo_l = max(0.0, D1[f] - (m - b))
+        lo_r = max(0.0, D1[f] - b)
         if ka >= 0:
             lo_l = max(lo_l, LF[ka, f])
             lo_r = max(lo_r, RF[ka, f] - (b - B[ka]))
@@ -274,7 +277,7 @@ def _depth2(X, y, C, orders, cost, ub):
     bf = -1
     bb = -1
     ys, brk, pos = _prep(X, y, orders)
-    R = np.empty((p, m), dtype=np.int32)
+    R = np.zeros((p, m), dtype=np.int32)
     cum = np.zeros((m + 1, C), dtype=np.int64)
     tot = np.zeros((2, C), dtype=np.int64)
     ns = np.zeros(2, dtype=np.int64)
@@ -291,6 +294,16 @@ def _depth2(X, y, C, orders, cost, ub):
     Lv = np.empty(m)
     Rv = np.empty(m)
     stack = np.empty((2 * m + 4, 4), dtype=np.int64)
+    # the node's own depth-1 value per feature: every row on the left (R = 0 < m)
+    D1 = np.empty(p)
+    for c in range(C):
+        tot[0, c] = cnt[c]
+        tot[1, c] = 0
+    ns[0] = m
+    ns[1] = 0
+    for f in range(p):
+        D1[f] = _feature_values(ys, brk, R, m, f, C, tot, ns, float(m - cnt.max()), 0.0, cost, run, codes,
+                                prefix_max)[0]
     for f1 in range(p):
         nb = 0
         for q in range(1, m):
@@ -310,7 +323,7 @@ def _depth2(X, y, C, orders, cost, ub):
         for k, ka, kb in ((0, -1, -1), (nb - 1, 0, -1)):
             if k == 0 and ka == 0:
                 continue
-            Lv[k], Rv[k] = _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, tot, ns, run, codes,
+            Lv[k], Rv[k] = _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, D1, tot, ns, run, codes,
                                      prefix_max, lbl, lbr, order)
             n_eval += 1
             if cost + Lv[k] + Rv[k] < best - 1e-9:
@@ -330,7 +343,7 @@ def _depth2(X, y, C, orders, cost, ub):
             if lb >= best - 1e-9:
                 continue
             k = (ka + kb) // 2
-            Lv[k], Rv[k] = _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, tot, ns, run, codes,
+            Lv[k], Rv[k] = _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, D1, tot, ns, run, codes,
                                      prefix_max, lbl, lbr, order)
             n_eval += 1
             if cost + Lv[k] + Rv[k] < best - 1e-9:
