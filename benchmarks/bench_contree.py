@@ -20,9 +20,9 @@ from treebook.shape.bench import available_peers, fold_data, literati_run, peer_
 CASES = (("rice", 3), ("raisin", 4))
 
 
-def _timed(fn):
+def _timed(fn, *args, **kwargs):
     w, c = time.perf_counter(), time.process_time()
-    out = fn()
+    out = fn(*args, **kwargs)
     return out, time.perf_counter() - w, time.process_time() - c
 
 
@@ -43,10 +43,9 @@ def main(argv=None):
         name, depth = case.split(":")
         X, y = fold_data(name)[:2]
         for rep in range(args.repeats):
-            c, c_wall, c_cpu = _timed(lambda: peer_run("ConTree", X, y, max_depth=int(depth),
-                                                       time_limit=args.time_limit))
-            lit, l_wall, l_cpu = _timed(lambda: literati_run(X, y, max_depth=int(depth), max_breakpoints=1,
-                                                             candidates="all", time_limit=args.time_limit))
+            c, c_wall, c_cpu = _timed(peer_run, "ConTree", X, y, max_depth=int(depth), time_limit=args.time_limit)
+            lit, l_wall, l_cpu = _timed(literati_run, X, y, max_depth=int(depth), max_breakpoints=1,
+                                        candidates="all", time_limit=args.time_limit)
             row = {"dataset": name, "depth": int(depth), "repeat": rep,
                    "contree_errors": c["errors"], "contree_proved": c["proved"],
                    "contree_wall_s": round(c_wall, 2), "contree_cpu_s": round(c_cpu, 2),
