@@ -43,7 +43,8 @@ def main(argv=None):
         name, depth = case.split(":")
         X, y = fold_data(name)[:2]
         for rep in range(args.repeats):
-            c, c_wall, c_cpu = _timed(peer_run, "ConTree", X, y, max_depth=int(depth), time_limit=args.time_limit)
+            c, c_wall, c_cpu = _timed(peer_run, "ConTree", X, y, max_depth=int(depth),
+                                      time_limit=args.time_limit)
             lit, l_wall, l_cpu = _timed(literati_run, X, y, max_depth=int(depth), max_breakpoints=1,
                                         candidates="all", time_limit=args.time_limit)
             row = {"dataset": name, "depth": int(depth), "repeat": rep,
@@ -51,7 +52,8 @@ def main(argv=None):
                    "contree_wall_s": round(c_wall, 2), "contree_cpu_s": round(c_cpu, 2),
                    "literati_errors": lit["errors"], "literati_proved": bool(lit["proved"]),
                    "literati_wall_s": round(l_wall, 2), "literati_cpu_s": round(l_cpu, 2),
-                   "cpu_ratio": round(l_cpu / c_cpu, 3), "n_expanded": lit["n_expanded"]}
+                   "cpu_ratio": round(l_cpu / c_cpu, 3) if c_cpu > 0 else None,
+                   "n_expanded": lit["n_expanded"]}
             print(json.dumps(row), flush=True)
             rows.append(row)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
