@@ -31,6 +31,9 @@ def test_notebook_oblique(tmp_path):
     card = res["scorecard"]
     assert len(card) >= 6 and all(row["verdict"] in VERDICTS for row in card)
     assert not any("target" in str(row["paper"]).lower() and ">=" in str(row["paper"]) for row in card)
+    # the smoke grids time 2 settings, whose exact one-sided trend p is 1/2: too few to show growth
+    timing = [row["verdict"] for row in card if row["quantity"].startswith("fit time grows")]
+    assert timing == ["differs: scale", "differs: scale"]
     # the record's slice (one seed of the MNIST comparison) recomputes exactly, as a stored record's must
     (entry,) = res["slices"]
     assert entry["function"] == "treebook.oblique.bench:mnist_point" and entry["kwargs"]["seed"] == seeds[0]
