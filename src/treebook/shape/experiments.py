@@ -1,0 +1,182 @@
+"""The single-fit experiments of chapter 3 (anytime traces, the ablation, compression, ``K = 1`` over every
+midpoint beside ConTree, the similarity bounds), run as one sweep so that a paper-scale run resumes.
+
+Each experiment is a set of Literati fits on one fold's training part, each under a budget of expanded
+states (deterministic: the same tree and trace on any machine; only the seconds depend on it). One fit is
+one point of a ``treebook sweep`` of ``notebooks/sweeps/03-fit-point.ipynb``, which calls :func:`fit_point`;
+:func:`experiment_points` lists the points of the chapter's experiments for a set of the notebook's
+parameters, and :func:`run_experiments` runs them (skipping the points already finished in the output
+folder, e.g. a committed paper-scale sweep) and reads them back as one table.
+
+The kinds of fit (``experiment``):
+
+``anytime``
+    Literati at ``K``; its trace (seconds, upper bound, lower bound, states expanded) is the result.
+``ablation``
+    Literati with the OR choice ``heuristic`` and the AND choice ``and_rule``, without the ``K = 1`` warm
+    start (``warm_start = 0``), as the paper's ablation compares the search rules alone.
+``compression``
+    Literati with the per-node penalty ``lam``: its number of leaves and training accuracy.
+``k1``
+    Literati with ``K = 1`` over every midpoint (the optimal threshold tree) and, when
+    ``contree_time_limit > 0`` and ``pycontree`` is installed, ConTree on the same data in the same process
+    under that many seconds, both timed in wall and CPU seconds.
+``similarity``
+    Literati with ``K = 1`` over every midpoint with the similarity bounds and exact depth-2 states switched
+    on or off (``similarity``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import numpy as np
+import pandas as pd
+
+from .bench import fold_data, peer_run
+from .literati import LiteratiClassifier
+
+__all__ = ["ABLATION_VARIANTS", "EXPERIMENTS", "POINT_NOTEBOOK", "experiment_points", "fit_outcome", "fit_point",
+           "outcome", "read_experiments", "run_experiments"]
+
+#: the sweep's point notebook (a path under ``notebooks/``): one fit
+POINT_NOTEBOOK = "sweeps/03-fit-point"
+EXPERIMENTS = ("anytime", "ablation", "compression", "k1", "similarity")
+#: the paper's seven (OR choice, AND choice) variants of its ablation table; the first is Literati
+ABLATION_VARIANTS = (("cart", "round_robin"), ("cart", "worst_primal"), ("cart", "worst_informative"),
+                     ("admissible", "round_robin"), ("admissible", "worst_primal"), ("impurity", "round_robin"),
+                     ("primal", "round_robin"))
+#: every parameter of a point, with the value it has when an experiment does not set it
+_DEFAULTS = {"fold_seed": 42, "K": 1, "candidates": "cart", "heuristic": "cart", "and_rule": "round_robin",
+             "lam": 0.0, "warm_start": 0.25, "similarity": True, "contree_time_limit": 0.0}
+_KEYS = ("experiment", "dataset", "fold_seed", "depth", "K", "expansions", "candidates", "heuristic", "and_rule",
+         "lam", "warm_start", "similarity", "contree_time_limit")
+
+
+def fit_point(experiment: str, dataset: str, depth: int, expansions: int, *, fold_seed: int = 42, K: int = 1,
+              candidates: str = "cart", heuristic: str = "cart", and_rule: str = "round_robin", lam: float = 0.0,
+              warm_start: float = 0.25, similarity: bool = True, contree_time_limit: float = 0.0) -> dict:
+    """Fit Literati once on the training part of ``dataset``'s fold ``fold_seed`` under ``expansions``
+    expanded states (no time limit); return what the chapter reads of it.
+
+    The result: ``objective``, ``errors`` (training), ``accuracy`` (training), ``lower_bound``, ``proved``,
+    ``n_leaves``, ``n_expanded``, ``seconds`` and ``cpu_seconds`` (the fit's wall and process time on this
+    machine, after a throwaway fit on a few rows has loaded the compiled kernels), ``n`` (training rows) and ``trace`` (rows ``seconds, upper, lower, expansions``); for ``k1``
+    with ConTree also ``contree``, ``contree_proved``, ``contree_seconds`` and ``contree_cpu_seconds``.
+    """
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {experiment!r}; choose one of {list(EXPERIMENTS)}")
+    if int(expansions) < 1:
+        raise ValueError(f"expansions must be a positive number of states; got {expansions!r}")
+    if experiment in ("k1", "similarity"):
+        K, candidates = 1, "all"
+    X, y = fold_data(dataset, int(fold_seed))[:2]
+    params = dict(max_depth=int(depth), max_breakpoints=int(K), lam=float(lam), alpha=0.0, time_limit=None,
+                  candidates=candidates, heuristic=heuristic, and_rule=and_rule, warm_start=float(warm_start),
+                  similarity=bool(similarity), random_state=0)
+    # numba loads (or compiles) the search's kernels on their first call in a process: a throwaway fit on a
+    # few rows of each class does it before the clock starts, so the seconds are the search's alone
+    rows = np.concatenate([np.flatnonzero(y == c)[:20] for c in np.unique(y)])
+    LiteratiClassifier(**{**params, "max_depth": min(int(depth), 3)}, max_expansions=10).fit(X[rows], y[rows])
+    est = LiteratiClassifier(**params, max_expansions=int(expansions))
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    est.fit(X, y)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    out = {"n": int(y.size), "objective": float(est.objective_), "errors": int(est.train_errors_),
+           "accuracy": float(est.score(X, y)), "lower_bound": float(est.lower_bound_),
+           "proved": bool(est.proved_optimal_), "n_leaves": int(est.tree_.n_leaves),
+           "n_expanded": int(est.n_expanded_), "seconds": wall, "cpu_seconds": cpu,
+           "trace": np.asarray(est.trace_, dtype=float).tolist()}
+    if experiment == "k1" and contree_time_limit > 0 and importlib.util.find_spec("pycontree") is not None:
+        cpu0 = time.process_time()
+        r = peer_run("ConTree", X, y, max_depth=int(depth), time_limit=float(contree_time_limit))
+        out.update(contree=r["errors"], contree_proved=bool(r["proved"]), contree_seconds=r["time"],
+                   contree_cpu_seconds=time.process_time() - cpu0)
+    return out
+
+
+def fit_outcome(experiment: str, dataset: str, depth: int, expansions: int, **params) -> dict:
+    """The part of :func:`fit_point`'s result that is the same on any machine (no seconds): ``objective``,
+    ``errors``, ``lower_bound``, ``proved``, ``n_leaves``, ``n_expanded`` and, without its seconds column,
+    the ``trace``. A stored record's slice recomputes it."""
+    params = {k: v for k, v in params.items() if k != "contree_time_limit"}  # the peer's time is the machine's
+    return outcome(fit_point(experiment, dataset, depth, expansions, **params))
+
+
+def outcome(fit) -> dict:
+    """:func:`fit_outcome` of a fit already made (a result of :func:`fit_point`, or a row of
+    :func:`read_experiments`)."""
+    out = {k: fit[k] for k in ("objective", "errors", "lower_bound", "proved", "n_leaves", "n_expanded")}
+    out = {k: v.item() if hasattr(v, "item") else v for k, v in out.items()}
+    out["trace"] = [list(row[1:]) for row in fit["trace"]]
+    return out
+
+
+def _point(**params) -> dict:
+    point = {**_DEFAULTS, **params}
+    return {k: point[k] for k in _KEYS}
+
+
+def experiment_points(*, seed: int = 42, candidates: str = "cart", anytime_dataset: str, anytime_depth: int,
+                      anytime_Ks=(1, 2, 3), anytime_expansions: int, ablation_datasets, ablation_depth: int,
+                      ablation_expansions: int, compression_dataset: str, compression_depth: int, compression_lams,
+                      compression_Ks=(1, 2), compression_expansions: int, k1_datasets, k1_depths,
+                      k1_expansions: int, contree_time_limit: float = 0.0, similarity_dataset: str,
+                      similarity_depth: int = 3, similarity_expansions: int) -> list[dict]:
+    """Every fit of the chapter's experiments (sections 6-8 and 10) as sweep points, with every parameter of
+    :func:`fit_point` explicit (so a point keeps its id whatever the point notebook's defaults)."""
+    common = {"fold_seed": int(seed)}
+    pts = [_point(experiment="anytime", dataset=anytime_dataset, depth=anytime_depth, K=K,
+                  expansions=anytime_expansions, candidates=candidates, **common) for K in anytime_Ks]
+    pts += [_point(experiment="ablation", dataset=name, depth=ablation_depth, K=3, expansions=ablation_expansions,
+                   candidates=candidates, heuristic=h, and_rule=a, warm_start=0.0, **common)
+            for name in ablation_datasets for h, a in ABLATION_VARIANTS]
+    pts += [_point(experiment="compression", dataset=compression_dataset, depth=compression_depth, K=K,
+                   lam=float(lam), expansions=compression_expansions, candidates=candidates, **common)
+            for lam in compression_lams for K in compression_Ks]
+    pts += [_point(experiment="k1", dataset=name, depth=D, expansions=k1_expansions, candidates="all",
+                   contree_time_limit=float(contree_time_limit), **common) for name in k1_datasets for D in k1_depths]
+    pts += [_point(experiment="similarity", dataset=similarity_dataset, depth=similarity_depth, candidates="all",
+                   similarity=sim, expansions=similarity_expansions, **common) for sim in (True, False)]
+    return pts
+
+
+def read_experiments(folder, points=None) -> pd.DataFrame:
+    """The finished fits of a sweep of :data:`POINT_NOTEBOOK` in ``folder``: one row per point, its
+    parameters beside :func:`fit_point`'s result and the point's wall time (``point_seconds``). With
+    ``points``, only those points, in their order, and every one of them must have finished."""
+    from ..sweep import read_runs
+
+    found = {}
+    for run in read_runs(folder, POINT_NOTEBOOK):
+        if run.record is not None:
+            key = tuple(run.params[k] for k in _KEYS)
+            found[key] = {**{k: run.params[k] for k in _KEYS}, **run.record["results"]["fit"],
+                          "point_seconds": run.seconds}
+    if points is None:
+        rows = [found[k] for k in sorted(found, key=repr)]
+    else:
+        keys = [tuple(p[k] for k in _KEYS) for p in points]
+        lacking = [dict(zip(_KEYS, k)) for k in keys if k not in found]
+        if lacking:
+            raise ValueError(f"{len(lacking)} of the {len(keys)} fits have not finished in {folder}, "
+                             f"e.g. {lacking[0]}")
+        rows = [found[k] for k in keys]
+    frame = pd.DataFrame(rows, columns=list(_KEYS) if not rows else None)
+    if "lower_bound" in frame:
+        frame["lower_bound"] = pd.to_numeric(frame["lower_bound"], errors="coerce")  # NaN is written as "nan"
+    return frame
+
+
+def run_experiments(points, out, workers: int = 2, scheduler=None, progress: bool = True) -> pd.DataFrame:
+    """Run the fits ``points`` (see :func:`experiment_points`) as a sweep into ``out``, skipping those already
+    finished there; return :func:`read_experiments` of them, in their order."""
+    from ..sweep import run_sweep
+
+    table = run_sweep(POINT_NOTEBOOK, {"points": list(points)}, out, scheduler=scheduler, workers=workers,
+                      progress=progress)
+    failed = table[table.status != "ok"]
+    if len(failed):
+        raise RuntimeError(f"{len(failed)} fit(s) failed: {failed.error.tolist()[:3]}")
+    return read_experiments(out, points)
