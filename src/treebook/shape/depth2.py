@@ -284,16 +284,18 @@ def _depth2(X, y, C, orders, cost, ub):
     run = np.zeros((2, C), dtype=np.int64)
     codes = np.empty((2, m + 1), dtype=np.int32)
     prefix_max = np.empty((2, m + 1), dtype=np.int64)
-    LF = np.empty((m, p))
-    RF = np.empty((m, p))
+    LF = np.empty((m + 2, p))
+    RF = np.empty((m + 2, p))
     lbl = np.empty(p)
     lbr = np.empty(p)
     order = np.empty(p, dtype=np.int64)
     n_eval = 0
-    B = np.empty(m, dtype=np.int64)
-    Lv = np.empty(m)
-    Rv = np.empty(m)
-    stack = np.empty((2 * m + 4, 4), dtype=np.int64)
+    # B[1..nb]: the left sizes of a feature's thresholds; B[0] = 0 and B[nb + 1] = m are the two virtual ends
+    # (every row on one side), whose children's optima are known without a scan
+    B = np.empty(m + 2, dtype=np.int64)
+    Lv = np.empty(m + 2)
+    Rv = np.empty(m + 2)
+    stack = np.empty((2 * m + 4, 2), dtype=np.int64)
     # the node's own depth-1 value per feature: every row on the left (R = 0 < m)
     D1 = np.empty(p)
     for c in range(C):
@@ -304,14 +306,19 @@ def _depth2(X, y, C, orders, cost, ub):
     for f in range(p):
         D1[f] = _feature_values(ys, brk, R, m, f, C, tot, ns, float(m - cnt.max()), 0.0, cost, run, codes,
                                 prefix_max)[0]
+    d1 = D1.min()  # the optimum of a depth-1 tree on every row: that of a side holding them all
     for f1 in range(p):
         nb = 0
         for q in range(1, m):
             if brk[f1, q]:
-                B[nb] = q
                 nb += 1
+                B[nb] = q
         if nb == 0:
             continue
+        B[0] = 0
+        B[nb + 1] = m
+        Lv[0], Rv[0] = 0.0, d1
+        Lv[nb + 1], Rv[nb + 1] = d1, 0.0
         for f in range(p):
             for q in range(m):
                 R[f, q] = pos[f1, orders[f, q]]
@@ -319,20 +326,11 @@ def _depth2(X, y, C, orders, cost, ub):
             for c in range(C):
                 cum[q + 1, c] = cum[q, c]
             cum[q + 1, ys[f1, q]] += 1
-        # evaluate the two extreme thresholds, then bisect the gaps whose similarity bound is below best
-        for k, ka, kb in ((0, -1, -1), (nb - 1, 0, -1)):
-            if k == 0 and ka == 0:
-                continue
-            Lv[k], Rv[k] = _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, D1, tot, ns, run, codes,
-                                     prefix_max, lbl, lbr, order)
-            n_eval += 1
-            if cost + Lv[k] + Rv[k] < best - 1e-9:
-                best, bf, bb = cost + Lv[k] + Rv[k], f1, B[k]
-        top = 0
-        if nb > 2:
-            stack[0, 0] = 0
-            stack[0, 1] = nb - 1
-            top = 1
+        # bisect the gaps whose similarity bound is below the best, from the whole range between the virtual
+        # ends (their per-feature values are the bounds from D1 that every evaluation applies)
+        stack[0, 0] = 0
+        stack[0, 1] = nb + 1
+        top = 1
         while top > 0:
             top -= 1
             ka = stack[top, 0]
@@ -343,8 +341,8 @@ def _depth2(X, y, C, orders, cost, ub):
             if lb >= best - 1e-9:
                 continue
             k = (ka + kb) // 2
-            Lv[k], Rv[k] = _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, D1, tot, ns, run, codes,
-                                     prefix_max, lbl, lbr, order)
+            Lv[k], Rv[k] = _evaluate(k, ka if ka > 0 else -1, kb if kb <= nb else -1, B, ys, brk, R, cum, C, cost,
+                                     LF, RF, D1, tot, ns, run, codes, prefix_max, lbl, lbr, order)
             n_eval += 1
             if cost + Lv[k] + Rv[k] < best - 1e-9:
                 best, bf, bb = cost + Lv[k] + Rv[k], f1, B[k]
