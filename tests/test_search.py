@@ -219,3 +219,7 @@ def test_random_search_end_to_end_on_a_local_cluster(tmp_path):
         assert best.val_acc == max(r["val_acc"] for r in rows)
         mine = table[table.method == method]
         assert list(mine.test_acc) == [r["test_acc"] for r in rows] and list(mine.n_leaves) == [r["n_leaves"] for r in rows]
+    # a smaller search into the same folder reads its own points only (they are finished: nothing runs)
+    part, part_sel = random_search(["raisin"], [42], 2, ("CART",), 5, tmp_path / "out", workers=1, progress=False)
+    assert set(part.method) == {"CART"} and part.equals(table[table.method == "CART"].reset_index(drop=True))
+    assert list(part_sel.method) == ["CART"]

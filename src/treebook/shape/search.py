@@ -212,8 +212,8 @@ def random_search(datasets, fold_seeds, n_configs, methods, max_expansions, out,
                   scheduler=None, progress=True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the random search as a sweep of the point notebook; return ``(table, selection)``.
 
-    ``table`` has one row per configuration (:func:`read_search`; the sweep's own table, one row per point,
-    is written under ``out``), ``selection`` the configuration kept per data set, fold and method
+    ``table`` has one row per configuration of this search's points (:func:`read_search`, less the other
+    points ``out`` may hold; the sweep's own table, one row per point, is written under ``out``), ``selection`` the configuration kept per data set, fold and method
     (:func:`select_on_validation`). Rerunning with the same ``out`` skips the finished points.
     """
     grid = search_grid(datasets, fold_seeds, n_configs, methods, max_expansions, seed)
@@ -222,4 +222,9 @@ def random_search(datasets, fold_seeds, n_configs, methods, max_expansions, out,
     if len(failed):
         raise RuntimeError(f"{len(failed)} search point(s) failed: {failed.error.tolist()[:3]}")
     table = read_search(out)
+    if len(table):  # the folder may hold other points too (a larger sweep): keep this search's
+        table = table[table.dataset.isin(list(datasets)) & table.fold_seed.isin([int(f) for f in fold_seeds])
+                      & table.method.isin(list(methods)) & (table.n_configs == int(n_configs))
+                      & (table.config_seed == int(seed)) & (table.max_expansions == int(max_expansions))]
+        table = table.reset_index(drop=True)
     return table, select_on_validation(table)
