@@ -1,6 +1,7 @@
 """Pending actions of a state: the actions not yet materialised as states, with their lower bounds.
 
-A state materialises its actions lazily, ``batch`` at a time (8 by default), in an order that puts the
+A state materialises its actions lazily, ``batch`` at a time (8 by default; 128 for a depth-3 state of the
+similarity search), in an order that puts the
 promising ones first; an action whose bound already meets the state's upper bound is dropped instead
 (dual pruning before materialisation).  The least bound of the pending actions enters the state's lower
 bound, so a state whose pending actions are all pruned can be closed.  Both queues answer the same three
@@ -110,7 +111,8 @@ class SimilarityQueue:
                 self._best[j] = (INF, INF, -1)
             else:
                 qq = np.where(done, INF, self.bounds[j])
-                i = int(np.lexsort((self.gini[j], qq))[0])
+                ties = np.flatnonzero(qq == qq.min())
+                i = int(ties[np.argmin(self.gini[j][ties])]) if ties.size > 1 else int(ties[0])
                 self._best[j] = (float(qq[i]), float(self.gini[j][i]), i)
         return self._best[j]
 

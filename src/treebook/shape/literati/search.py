@@ -36,6 +36,11 @@ HEURISTICS = ("cart", "admissible", "impurity", "primal")
 #: AND choices: Literati's round-robin, the child of larger upper bound (``worst_primal``, as Branches) or
 #: of larger ``V~`` (``worst_informative``)
 AND_RULES = ("round_robin", "worst_primal", "worst_informative")
+#: the depth-2 solver's results kept per state of the value cache (``cache_size``): a result is a value and a
+#: small tuple, a state holds arrays
+DEPTH2_CACHE_FACTOR = 20
+#: actions a depth-3 state of the similarity search materialises at a time (``batch`` for the others)
+BATCH_DEPTH3 = 128
 
 
 def _gini_weighted(counts: np.ndarray) -> np.ndarray:
@@ -47,7 +52,9 @@ class LiteratiSearch:
     """The AO* search on one data set (``y`` = class codes ``0..C-1``); see :mod:`treebook.shape.literati`.
 
     Call :meth:`run`; afterwards :attr:`root` holds the bounds and :meth:`tree_spec` the best tree.
-    ``batch`` is the number of pending actions a state materialises at a time.
+    ``batch`` is the number of pending actions a state materialises at a time (a depth-3 state of the
+    similarity search, whose actions' children are depth-2 states solved on creation, takes
+    :data:`BATCH_DEPTH3`).
     """
 
     def __init__(self, X, y, n_classes, *, max_depth=3, max_breakpoints=3, lam=0.0, alpha=0.0,
@@ -76,8 +83,12 @@ class LiteratiSearch:
         self.similarity = bool(similarity) and self.max_breakpoints == 1 and candidates == "all"
         self.cache_size = int(cache_size)
         self.batch = int(batch)
+        self.batch_depth3 = BATCH_DEPTH3
         self.random_state = int(random_state)
         self.cache: OrderedDict = OrderedDict()
+        # the results of the exact depth-2 solver, (value, tree) per sample set: far smaller than a state, so
+        # DEPTH2_CACHE_FACTOR times as many are kept (a sample set recurs when two splits are taken in either order)
+        self.depth2_cache: OrderedDict = OrderedDict()
         self.n_expanded = 0
         self.n_created = 0
         self.cache_hits = 0
@@ -205,13 +216,7 @@ class LiteratiSearch:
 
     def _solve_depth2(self, node, presorted=None):
         """Exact depth-2 threshold tree (:func:`~treebook.shape.depth2.best_depth2_all`)."""
-        samples = node.samples
-        if presorted is None:
-            Xs, ys, orders = self.X[samples], self.y[samples], None
-        else:
-            Xo, yo, order_o, keep = presorted
-            Xs, ys, orders = Xo[keep], yo[keep], sub_orders(order_o, keep)
-        v, tree, _ = best_depth2_all(Xs, ys, self.n_classes, self.split_cost, orders)
+        v, tree = self._depth2_result(node, presorted)
         node.lower = node.upper = node.estimate = min(v, node.leaf_error)
         node.solved = node.expanded = True
         if tree is None or v >= node.leaf_error - EPS:
@@ -221,6 +226,26 @@ class LiteratiSearch:
         s.solved = True
         s.child_splits = (left, right)  # the children's states are built when the tree is read
         node.best = s
+
+    def _depth2_result(self, node, presorted=None):
+        """``(value, tree)`` of :func:`best_depth2_all` on ``node``'s samples, from the depth-2 cache (the
+        ``DEPTH2_CACHE_FACTOR * cache_size`` most recent results) or solved."""
+        hit = self.depth2_cache.get(node.key)
+        if hit is not None:
+            self.depth2_cache.move_to_end(node.key)
+            return hit
+        samples = node.samples
+        if presorted is None:
+            Xs, ys, orders = self.X[samples], self.y[samples], None
+        else:
+            Xo, yo, order_o, keep = presorted
+            Xs, ys, orders = Xo[keep], yo[keep], sub_orders(order_o, keep)
+        v, tree, _ = best_depth2_all(Xs, ys, self.n_classes, self.split_cost, orders)
+        if self.cache_size > 0:
+            self.depth2_cache[node.key] = (v, tree)
+            if len(self.depth2_cache) > DEPTH2_CACHE_FACTOR * self.cache_size:
+                self.depth2_cache.popitem(last=False)
+        return v, tree
 
     def _depth1_leaf_pair(self, samples, level, split):
         """A solved depth-1 state: a leaf (``split is None``) or the threshold split ``(feature, threshold)``."""
@@ -363,7 +388,10 @@ class LiteratiSearch:
 
     def _materialise_data(self, node, force_first=False):
         made = 0
-        while made < self.batch:
+        # a depth-3 state of the similarity search: its actions' children are solved on creation, and taking
+        # many of them at once (in the bisection order, pruned as they go) costs far fewer iterations
+        limit = self.batch_depth3 if self.similarity and node.depth == 3 else self.batch
+        while made < limit:
             action = node.queue.pop(node.upper, force_first)
             if action is None:
                 break
