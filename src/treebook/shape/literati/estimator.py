@@ -69,6 +69,9 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         Leaves of the local CART per level from the root (last entry repeated).
     heuristic : {"cart", "admissible", "impurity", "primal"}
         Secondary estimate ``V~`` for the OR choice (the paper's ablation); ``"cart"`` is Literati.
+        ``"impurity"`` is the children's weighted Gini impurity, kept above a state's lower bound but not
+        clamped to its upper bound (the impurity is never below the errors: clamped, it would rank the
+        actions as ``"primal"`` does).
     and_rule : {"round_robin", "worst_primal", "worst_informative"}
         AND choice between the two children of a commit: alternate (Literati), the child of larger upper
         bound (``↑Vbar``, as Branches) or of larger ``V~`` (``↑V~``).

@@ -118,6 +118,15 @@ class LiteratiSearch:
             return err
         return np.minimum(err, self.split_cost)
 
+    def _clamp(self, estimate, lower, upper):
+        """``V~`` kept within a state's bounds. The weighted Gini impurity is never below the errors (for every
+        class distribution ``1 - sum p^2 >= 1 - max p``), so clamped to the upper bound (the errors of the
+        state's best tree so far) it would rank the actions as the primal bound does: it is kept above the
+        lower bound only."""
+        if self.heuristic == "impurity":
+            return max(estimate, lower)
+        return min(max(estimate, lower), upper)
+
     def _estimate(self, samples, depth, counts=None):
         """Secondary heuristic V~ of a data state (lookahead CART, impurity, primal or admissible)."""
         if counts is None:
@@ -175,7 +184,7 @@ class LiteratiSearch:
         node.lower = min(err, self.split_cost)
         node.upper = err
         node.estimate = self._estimate(samples, depth, counts) if estimate is None else estimate
-        node.estimate = min(max(node.estimate, node.lower), node.upper)
+        node.estimate = self._clamp(node.estimate, node.lower, node.upper)
         return node
 
     def _solve_depth1(self, node, presorted=None):
@@ -315,7 +324,7 @@ class LiteratiSearch:
             s.estimate_right = self._child_bound(eR, child_depth)
         else:
             s.estimate_left, s.estimate_right = eL, eR
-        s.estimate = min(max(s.estimate_left + s.estimate_right, s.lower), s.upper)
+        s.estimate = self._clamp(s.estimate_left + s.estimate_right, s.lower, s.upper)
         return s
 
     @staticmethod
@@ -519,7 +528,7 @@ class LiteratiSearch:
                 lower = min(lower, c + a.lower)
                 estimate = min(estimate, c + a.estimate)
         node.lower = min(max(node.lower, lower), upper)
-        node.estimate = min(max(estimate, node.lower), upper)
+        node.estimate = self._clamp(estimate, node.lower, upper)
         if node.lower >= node.upper - EPS:
             node.solved = True
             node.actions = [best] if best is not None else []
@@ -550,7 +559,7 @@ class LiteratiSearch:
             lower = min(lower, a + r.lower)
             estimate = min(estimate, a + r.estimate)
         s.lower = min(max(s.lower, lower), upper)
-        s.estimate = min(max(estimate, s.lower), upper)
+        s.estimate = self._clamp(estimate, s.lower, upper)
         if s.lower >= s.upper - EPS:
             s.solved = True
             if best == "commit":
