@@ -62,8 +62,10 @@ def fit_point(experiment: str, dataset: str, depth: int, expansions: int, *, fol
 
     The result: ``objective``, ``errors`` (training), ``accuracy`` (training), ``lower_bound``, ``proved``,
     ``n_leaves``, ``n_expanded``, ``seconds`` and ``cpu_seconds`` (the fit's wall and process time on this
-    machine, after a throwaway fit on a few rows has loaded the compiled kernels), ``n`` (training rows) and ``trace`` (rows ``seconds, upper, lower, expansions``); for ``k1``
-    with ConTree also ``contree``, ``contree_proved``, ``contree_seconds`` and ``contree_cpu_seconds``.
+    machine, after a throwaway fit on a few rows has loaded the compiled kernels), ``n`` (training rows)
+    and ``trace`` (rows ``seconds, upper, lower, expansions``); for ``k1`` with ConTree also ``contree``,
+    ``contree_proved``, ``contree_seconds`` and ``contree_cpu_seconds``. ``k1`` and ``similarity`` fits
+    search every midpoint with ``K = 1`` whatever ``K`` and ``candidates`` say.
     """
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}; choose one of {list(EXPERIMENTS)}")
