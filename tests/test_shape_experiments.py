@@ -114,15 +114,14 @@ def test_committed_fits_reproduce():
     """The committed paper-scale fits: the cheapest of every kind that has finished ones recomputes to the
     same tree, bounds and trace (their seconds are the machine's and are not compared)."""
     runs = [r for r in read_runs(SWEEP, "sweeps/03-fit-point") if r.record is not None]
-    if not runs:
-        pytest.skip("no fit of the paper-scale sweep is committed yet")
+    assert runs, f"the committed sweep in {SWEEP} has no finished fit"
     by_kind = {}
     for r in runs:
         by_kind.setdefault(r.params["experiment"], []).append(r)
     cheap = [min(rs, key=lambda r: r.record["results"]["fit"]["cpu_seconds"]) for rs in by_kind.values()]
     cheap = [r for r in cheap if r.record["results"]["fit"]["cpu_seconds"] <= 10]
-    if not cheap:
-        pytest.skip("no committed fit took less than 10 s to make")
+    # the K=1 fits over every midpoint at depth 2 and 3 and the similarity fit with its bounds take under a second
+    assert {r.params["experiment"] for r in cheap} >= {"k1", "similarity"}, [r.params for r in cheap]
     for r in cheap:
         params = {k: v for k, v in r.params.items() if k != "result_path"}
         assert to_jsonable(fit_outcome(**params)) == to_jsonable(outcome(r.record["results"]["fit"])), params
