@@ -230,3 +230,98 @@ def test_figure5_through_the_sweep_equals_the_chapter_cells(tmp_path):
         load_figure5_sweep(tmp_path / "out", ["simulated.abs", "simulated.sin"], ["constant"], 3, **small)
     with pytest.raises(ValueError, match="ran with seed"):
         load_figure5_sweep(tmp_path / "out", ["simulated.abs"], ["constant"], 3, **{**small, "seed": 6})
+
+
+# ---------------------------------------------------------------------------------------------
+# the authors' fixed neuroblastoma folds and the fold-noise study
+
+
+def test_r_sample_folds_matches_r():
+    """R 4.2.2 with RNGversion("3.4.0"): set.seed(1); sample(rep(1:5, l=20)) and the first values and
+    counts of the n = 3418 draw (the authors' neuroblastoma folds)."""
+    from treebook.datasets.mmit import r_sample_folds
+
+    assert r_sample_folds(20, 5, seed=1).tolist() == [1, 3, 1, 1, 4, 4, 5, 4, 4, 1, 3, 2, 5, 5, 5, 2, 2, 2, 3, 3]
+    f = r_sample_folds(3418, 5, seed=1)
+    assert f[:20].tolist() == [3, 2, 2, 2, 4, 2, 4, 4, 1, 1, 2, 2, 5, 3, 1, 4, 2, 4, 3, 3]
+    assert np.bincount(f).tolist() == [0, 684, 684, 684, 683, 683]
+
+
+def test_r_sample_folds_is_a_permutation_of_rep():
+    from treebook.datasets.mmit import r_sample_folds
+
+    for n, k, s in [(1, 1, 0), (7, 3, 42), (50, 5, 123456789), (13, 13, 2**31 - 1)]:
+        f = r_sample_folds(n, k, seed=s)
+        assert sorted(f.tolist()) == sorted((np.arange(n) % k + 1).tolist())
+    assert not np.array_equal(r_sample_folds(100, 5, seed=1), r_sample_folds(100, 5, seed=2))
+    with pytest.raises(ValueError, match="positive"):
+        r_sample_folds(0, 5)
+
+
+def test_neuroblastoma_authors_folds():
+    from treebook.datasets.mmit import neuroblastoma_authors_folds
+
+    f = neuroblastoma_authors_folds()
+    assert f.shape == (3418,) and set(np.unique(f)) == {1, 2, 3, 4, 5}
+
+
+def test_figure5_point_refuses_authors_folds_elsewhere():
+    from treebook.interval.experiments import figure5_point
+
+    with pytest.raises(ValueError, match="neuroblastoma only"):
+        figure5_point("simulated.linear", 1, "constant", folds="authors")
+    with pytest.raises(ValueError, match="folds must be one of"):
+        figure5_point("neuroblastoma", 1, "constant", folds="mine")
+
+
+def test_fold_draw_differences_and_interval():
+    import pandas as pd
+    from scipy import stats
+
+    from treebook.interval.experiments import difference_interval, fold_draw_differences
+
+    rng = np.random.default_rng(0)
+    rows = pd.DataFrame([{"draw": d, "method": m, "fold": f, "mse": float(rng.uniform(0.1, 2.0))}
+                         for d in ["a", "b", "c"] for m in ["MMIT-linear", "MMIT-squared", "Interval-CART"]
+                         for f in range(1, 6)])
+    table = fold_draw_differences(rows)
+    assert list(table.index) == ["a", "b", "c"]
+    for d, g in rows.groupby("draw"):
+        logs = {m: np.log10(g[g.method == m].mse.mean()) for m in ["MMIT-linear", "MMIT-squared", "Interval-CART"]}
+        want = min(logs["MMIT-linear"], logs["MMIT-squared"]) - logs["Interval-CART"]
+        assert abs(table.loc[d, "difference"] - want) < 1e-12
+    x = np.array([-0.1, 0.05, 0.02, -0.03])
+    ci = difference_interval(x)
+    half = stats.t.ppf(0.975, 3) * x.std(ddof=1) / 2
+    assert abs(ci["low"] - (x.mean() - half)) < 1e-12 and abs(ci["high"] - (x.mean() + half)) < 1e-12
+    assert ci["n"] == 4 and ci["negative"] == 2
+    assert np.isnan(difference_interval([0.3])["low"])
+    with pytest.raises(ValueError):
+        fold_draw_differences(rows.iloc[:0])
+    with pytest.raises(ValueError):
+        difference_interval([np.nan])
+
+
+def test_load_fold_draws_keeps_only_finished_draws(tmp_path):
+    import json
+
+    from treebook.interval.experiments import NOISE_METHODS, load_fold_draws
+
+    def point(i, **params):
+        run = tmp_path / "runs" / f"p{i:03d}"
+        run.mkdir(parents=True)
+        (run / "params.json").write_text(json.dumps({"dataset": "neuroblastoma", **params}))
+        (run / "result.json").write_text(json.dumps({"results": {"mse": 0.5 + i, "log10_mse": 0.0}}))
+        (run / "run.json").write_text(json.dumps({"seconds": 1.0, "status": "ok"}))
+
+    i = 0
+    for seed in (1, 2):
+        for m in NOISE_METHODS:
+            for f in range(1, 6):
+                if seed == 2 and m == "Interval-CART" and f == 5:
+                    continue  # draw 2 has not finished
+                point(i, seed=seed, method=m, fold=f)
+                i += 1
+    rows, finished = load_fold_draws({"one": (tmp_path, {"seed": 1}), "two": (tmp_path, {"seed": 2})})
+    assert finished == {"one": 15, "two": 14}
+    assert set(rows.draw) == {"one"} and len(rows) == 15

@@ -17,7 +17,13 @@ def test_notebook_interval(tmp_path):
     # the authors' grids, shrunk in the smoke profile, are stated beside the authors' sizes
     assert {row["setting"] for row in r["protocol"]} >= {"inner folds", "MMIT margins (with 0)"}
     assert any(row["quantity"].startswith("max pointer moves") and row["ours"] == 1 for row in res["scorecard"])
-    assert_figures(executed, 7)
+    # section 6b: the committed draws of the folds with the authors' grids (seed 2017 of Figure 5 at least)
+    assert r["neuroblastoma_folds"] == "seeded"  # the smoke profile subsamples neuroblastoma
+    draws = {row["draw"]: row for row in r["fold_draws"]}
+    assert "seed 2017" in draws and r["fold_noise"]["n"] == len(draws)
+    for row in draws.values():
+        assert abs(row["difference"] - (min(row["MMIT-linear"], row["MMIT-squared"]) - row["Interval-CART"])) < 1e-12
+    assert_figures(executed, 8)
     # a Figure 5 cell recomputes alone, as a sweep point or a stored record's slice does
     from treebook.results import recompute_slice
 

@@ -56,6 +56,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.utils._param_validation import HasMethods, StrOptions
 
+from ..datasets.mmit import neuroblastoma_authors_folds
 from ..validation import check_random_state, int_interval
 from .baselines import (
     ConstantIntervalRegressor,
@@ -72,6 +73,11 @@ __all__ = [
     "figure5_data",
     "figure5_point",
     "load_figure5_sweep",
+    "FOLD_KINDS",
+    "NOISE_METHODS",
+    "load_fold_draws",
+    "fold_draw_differences",
+    "difference_interval",
     "AUTHORS_MAX_DEPTHS",
     "AUTHORS_PROTOCOL",
     "margin_grid",
@@ -636,15 +642,28 @@ def figure5_data(dataset, *, seed=2017, sim_n_samples=200):
     return X, y
 
 
+#: how the outer folds of a Figure 5 point are drawn
+FOLD_KINDS = ("seeded", "authors")
+
+
 def figure5_point(dataset, fold, method, *, n_outer_folds=5, seed=2017, sim_n_samples=200, n_margins=20,
                   n_min_samples_split=10, max_depths=AUTHORS_MAX_DEPTHS, inner_folds=10, variant_margins=3,
-                  variant_inner_cv=3, variant_max_depth=10, variant_l1_penalties=(1e-3, 1e-2, 1e-1)):
+                  variant_inner_cv=3, variant_max_depth=10, variant_l1_penalties=(1e-3, 1e-2, 1e-1),
+                  folds="seeded"):
     """One cell of Figure 5: ``method`` trained on the other folds of outer fold ``fold`` of ``dataset`` and
-    tested on it, exactly as chapter 2 runs it (:func:`figure5_data`, :func:`paper_methods` with these grids,
-    outer folds drawn from ``seed``). ``method`` is one of the authors' methods or one of our two variants,
-    ``"MMIT-squared (pruned, ours)"`` and ``"L1-LP, linear hinge, margin 0"`` (:func:`make_methods` with
-    the ``variant_*`` settings). Returns the test interval MSE, its log10 and the chosen parameters; one
-    point of a sweep, deterministic."""
+    tested on it, exactly as chapter 2 runs it (:func:`figure5_data`, :func:`paper_methods` with these grids).
+    ``folds="seeded"`` draws the outer folds from ``seed``; ``folds="authors"`` (neuroblastoma only) takes
+    the authors' fixed folds (:func:`~treebook.datasets.mmit.neuroblastoma_authors_folds`, the draw of their
+    ``make.data.sets.R``), and ``seed`` then seeds only the inner CV. ``method`` is one of the authors'
+    methods or one of our two variants, ``"MMIT-squared (pruned, ours)"`` and ``"L1-LP, linear hinge,
+    margin 0"`` (:func:`make_methods` with the ``variant_*`` settings). Returns the test interval MSE, its
+    log10 and the chosen parameters; one point of a sweep, deterministic."""
+    if folds not in FOLD_KINDS:
+        raise ValueError(f"folds must be one of {FOLD_KINDS}; got {folds!r}")
+    if folds == "authors" and dataset != "neuroblastoma":
+        raise ValueError(f"the authors' fixed folds are available for neuroblastoma only; got {dataset!r}")
+    if folds == "authors" and int(n_outer_folds) != 5:
+        raise ValueError(f"the authors' folds are 5; got n_outer_folds={n_outer_folds}")
     X, y = figure5_data(dataset, seed=seed, sim_n_samples=sim_n_samples)
     methods = paper_methods(n_margins=n_margins, n_min_samples_split=n_min_samples_split,
                             max_depths=list(max_depths), inner_folds=inner_folds, random_state=seed)
@@ -654,8 +673,9 @@ def figure5_point(dataset, fold, method, *, n_outer_folds=5, seed=2017, sim_n_sa
                     "L1-LP, linear hinge, margin 0": ours["L1-Linear"]})
     if method not in methods:
         raise ValueError(f"method must be one of {sorted(methods)}; got {method!r}")
+    fold_ids = neuroblastoma_authors_folds() if folds == "authors" else None
     row = cross_validate_methods(X, y, {method: methods[method]}, n_folds=n_outer_folds, dataset=dataset,
-                                 random_state=seed, only_folds=[int(fold)]).iloc[0]
+                                 random_state=seed, only_folds=[int(fold)], fold_ids=fold_ids).iloc[0]
     from ..results import to_jsonable
 
     return {"mse": float(row.mse), "log10_mse": float(row.log10_mse), "params": to_jsonable(row.params)}
@@ -711,3 +731,80 @@ def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
         raise ValueError(f"{len(unfinished)} point(s) of the sweep in {folder} failed or did not run: "
                          f"{unfinished[:5]}")
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------
+# fold noise: the neuroblastoma comparison of Figure 5 over several draws of the outer folds
+
+#: the methods whose neuroblastoma comparison the fold-noise study repeats
+NOISE_METHODS = ("MMIT-linear", "MMIT-squared", "Interval-CART")
+
+
+def load_fold_draws(draws, methods=NOISE_METHODS, n_folds=5, dataset="neuroblastoma", **expected):
+    """The test MSE of ``methods`` on every outer fold of several draws of the folds, read from sweeps of
+    ``notebooks/sweeps/02-figure5-point.ipynb``.
+
+    ``draws`` maps a label to ``(folder, parameters)``: the runs of the point notebook in ``folder`` whose
+    parameters have those values (e.g. ``{"folds": "authors"}`` or ``{"seed": 2018}``) besides ``expected``
+    (the grids, which every draw shares). A draw is kept only when all its ``n_folds x len(methods)``
+    points have finished, so that every draw compares the methods on the same folds. Returns the rows
+    (``draw``, ``method``, ``fold``, ``mse``, ``seconds``) and, per label, how many points had finished.
+    """
+    from ..sweep import read_runs
+
+    rows, finished = [], {}
+    cache = {}
+    for label, (folder, params) in draws.items():
+        if folder not in cache:
+            cache[folder] = read_runs(folder, "sweeps/02-figure5-point") if folder else []
+        want = {**expected, **params, "dataset": dataset}
+        found = {}
+        for r in cache[folder]:
+            if r.record is None or r.params.get("method") not in methods:
+                continue
+            if all(r.params.get(k) == v for k, v in want.items()) and 1 <= int(r.params["fold"]) <= n_folds:
+                found[(r.params["method"], int(r.params["fold"]))] = r
+        finished[label] = len(found)
+        if len(found) < n_folds * len(methods):
+            continue
+        for (m, f), r in sorted(found.items()):
+            rows.append({"draw": label, "method": m, "fold": f, "mse": float(r.record["results"]["mse"]),
+                         "seconds": r.seconds})
+    return pd.DataFrame(rows, columns=["draw", "method", "fold", "mse", "seconds"]), finished
+
+
+def fold_draw_differences(rows, mmits=("MMIT-linear", "MMIT-squared"), other="Interval-CART"):
+    """Per draw of the folds, as Figure 5 scores a method: log10 of the mean test MSE over the outer folds of
+    each method, of the best MMIT (the lower of ``mmits``), and ``difference`` = best MMIT - ``other``
+    (negative: the MMIT is better)."""
+    if not len(rows):
+        raise ValueError("no finished draw of the folds to compare")
+    table = np.log10(rows.pivot_table(index="draw", columns="method", values="mse", aggfunc="mean"))
+    missing = [m for m in (*mmits, other) if m not in table.columns]
+    if missing:
+        raise ValueError(f"the rows lack the method(s) {missing}")
+    table = table[[*mmits, other]]
+    table["best MMIT"] = table[list(mmits)].min(axis=1)
+    table["difference"] = table["best MMIT"] - table[other]
+    return table.loc[list(dict.fromkeys(rows.draw))]
+
+
+def difference_interval(differences, level=0.95):
+    """Mean of ``differences`` over the draws with its two-sided Student-t interval at ``level``, the number
+    of draws and of negative ones (NaN bounds for fewer than two draws)."""
+    from scipy import stats
+
+    d = np.asarray(differences, dtype=float)
+    if d.size == 0 or not np.isfinite(d).all():
+        raise ValueError(f"differences must be finite and non-empty; got {d!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level!r}")
+    mean = float(d.mean())
+    if d.size < 2:
+        lo = hi = sd = float("nan")
+    else:
+        sd = float(d.std(ddof=1))
+        half = float(stats.t.ppf(0.5 + level / 2, d.size - 1)) * sd / np.sqrt(d.size)
+        lo, hi = mean - half, mean + half
+    return {"mean": mean, "sd": sd, "low": lo, "high": hi, "level": level, "n": int(d.size),
+            "negative": int((d < 0).sum())}
