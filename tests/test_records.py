@@ -36,11 +36,31 @@ def test_a_tolerance_lets_the_numbers_decide_the_verdict():
         scorecard_row("a", None, 3)
     with pytest.raises(ValueError, match="must be one of"):
         scorecard_row("a", None, 3, verdict="close enough")
-    with pytest.raises(ValueError, match="names the deviation|naming the deviation"):
+    with pytest.raises(ValueError, match="'inherent:' or 'removable:'"):
         scorecard_row("a", 1, 3, verdict="differs: protocol")
+    with pytest.raises(ValueError, match="'inherent:' or 'removable:'"):
+        scorecard_row("a", 1, 3, "a smaller grid", verdict="differs: protocol")
+    assert scorecard_row("a", 1, 3, "removable: the paper's grid", verdict="differs: protocol")["verdict"] \
+        == "differs: protocol"
+    assert scorecard_row("a", 1, 3, "inherent: data we do not have", verdict="differs: protocol")["verdict"] \
+        == "differs: protocol"
+    # the note is checked even when the numbers agree: another profile's numbers may not
+    with pytest.raises(ValueError, match="'inherent:' or 'removable:'"):
+        scorecard_row("a", 1, 1, "a smaller grid", tolerance=0.5, verdict="differs: protocol")
+    # a comparison of ours carries no tolerance: the paper gives no value to be near
+    assert scorecard_row("c", "no value", 0.5, verdict="our comparison")["verdict"] == "our comparison"
+    with pytest.raises(ValueError, match="no paper value"):
+        scorecard_row("c", 0.4, 0.5, tolerance=0.2, verdict="our comparison")
     row = scorecard_row("x", 1.5, np.float32(2.0), "note", tolerance=0.1, verdict="differs: scale")
     assert row["difference"] == pytest.approx(0.5) and row["digits"] == 1 and row["tolerance"] == 0.1
     assert scorecard_row("q", "holds", "holds", verdict="agrees")["difference"] is None
+
+
+def test_a_protocol_row_must_say_whether_its_deviation_is_inherent_or_removable():
+    ok = scorecard_row("a", 1, 3, "inherent: data we do not have", verdict="differs: protocol")
+    check_verdicts([ok])
+    with pytest.raises(ValueError, match="neither 'inherent:' nor 'removable:'"):
+        check_verdicts([{**ok, "note": "a smaller grid"}], where="old record")
 
 
 def test_paper_digits():
@@ -51,7 +71,7 @@ def test_a_record_without_verdicts_is_refused(tmp_path):
     with pytest.raises(ValueError, match="without a valid verdict"):
         save_results(tmp_path / "r.json", {}, [{"quantity": "q", "paper": 1, "ours": 1}])
     assert not (tmp_path / "r.json").exists()
-    check_verdicts([{"quantity": "q", "verdict": v} for v in VERDICTS])
+    check_verdicts([{"quantity": "q", "verdict": v, "note": "inherent: a reason"} for v in VERDICTS])
 
 
 def test_records_round_trip_with_slices(tmp_path):

@@ -17,7 +17,15 @@ Every scorecard row carries a **verdict**, one of :data:`VERDICTS`:
 ``differs: protocol``
     a named deviation from the paper's protocol (the row's note names it);
 ``differs: unexplained``
-    a difference we cannot account for.
+    a difference we cannot account for;
+``our comparison``
+    the paper reports no value for the quantity: the row is a comparison of ours (its ``paper``
+    column says what the paper does say), shown beside the reproduction and never counted as one.
+
+A ``differs: protocol`` row's note says whether its deviation is ``inherent:`` (a data set we do
+not have, a peer whose code is not public, a wall-clock budget on another machine, a named variant
+of ours shown beside the authors' method) or ``removable:`` (more compute would remove it), with
+the reason after the colon.
 
 With a ``tolerance`` the numbers decide: within it the row ``agrees``, outside it the row takes the
 ``verdict`` given for that case (``differs: unexplained`` by default); a row claiming ``agrees``
@@ -42,12 +50,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["VERDICTS", "to_jsonable", "scorecard_row", "check_verdicts", "paper_digits", "record_slice",
+__all__ = ["VERDICTS", "PROTOCOL_KINDS", "to_jsonable", "scorecard_row", "check_verdicts", "paper_digits", "record_slice",
            "recompute_slice", "save_results", "load_results", "provenance", "store_record", "stored_record",
            "stored_records_dir", "paper_scale_value", "scorecard_frame", "code_state"]
 
 #: the verdicts a scorecard row may carry
-VERDICTS = ("agrees", "differs: scale", "differs: protocol", "differs: unexplained")
+VERDICTS = ("agrees", "differs: scale", "differs: protocol", "differs: unexplained", "our comparison")
+
+#: the words one of which a ``differs: protocol`` row's note must contain
+PROTOCOL_KINDS = ("inherent:", "removable:")
 
 
 def to_jsonable(obj):
@@ -101,6 +112,10 @@ def scorecard_row(quantity: str, paper, ours, note: str = "", *, tolerance: floa
     """
     if verdict is not None and verdict not in VERDICTS:
         raise ValueError(f"scorecard row {quantity!r}: verdict must be one of {VERDICTS}; got {verdict!r}")
+    if verdict == "our comparison" and tolerance is not None:
+        raise ValueError(f"scorecard row {quantity!r}: 'our comparison' has no paper value to be within a "
+                         "tolerance of")
+    requested = verdict
     numeric = _is_number(paper) and _is_number(ours)
     diff = float(ours) - float(paper) if numeric else None
     if tolerance is not None:
@@ -118,8 +133,11 @@ def scorecard_row(quantity: str, paper, ours, note: str = "", *, tolerance: floa
             verdict = verdict or "differs: unexplained"
     elif verdict is None:
         raise ValueError(f"scorecard row {quantity!r} needs a verdict (one of {VERDICTS}) or a tolerance")
-    if verdict == "differs: protocol" and not note.strip():
-        raise ValueError(f"scorecard row {quantity!r}: 'differs: protocol' needs a note naming the deviation")
+    # checked whether or not the numbers end in that verdict: a profile whose numbers happen to agree
+    # must not hide a note that a paper-scale run would need
+    if "differs: protocol" in (requested, verdict) and not any(kind in note for kind in PROTOCOL_KINDS):
+        raise ValueError(f"scorecard row {quantity!r}: a 'differs: protocol' note must say whether the "
+                         f"deviation is 'inherent:' or 'removable:' and why; got {note!r}")
     if digits is None:
         digits = paper_digits(paper)
     return to_jsonable({"quantity": quantity, "paper": paper, "ours": ours, "difference": diff,
@@ -127,10 +145,16 @@ def scorecard_row(quantity: str, paper, ours, note: str = "", *, tolerance: floa
 
 
 def check_verdicts(rows, where: str = "scorecard") -> None:
-    """Raise ``ValueError`` naming every row of ``rows`` that has no valid verdict."""
+    """Raise ``ValueError`` naming every row of ``rows`` that has no valid verdict, or a ``differs:
+    protocol`` verdict whose note does not say whether the deviation is inherent or removable."""
     bad = [r.get("quantity", "?") for r in rows if r.get("verdict") not in VERDICTS]
     if bad:
         raise ValueError(f"{where}: {len(bad)} row(s) without a valid verdict: {bad[:5]}")
+    vague = [r.get("quantity", "?") for r in rows if r.get("verdict") == "differs: protocol"
+             and not any(kind in (r.get("note") or "") for kind in PROTOCOL_KINDS)]
+    if vague:
+        raise ValueError(f"{where}: {len(vague)} 'differs: protocol' row(s) whose note says neither 'inherent:' "
+                         f"nor 'removable:': {vague[:5]}")
 
 
 def record_slice(function, kwargs: dict, value, label: str = "") -> dict:
