@@ -98,13 +98,14 @@ class EForestEmbedding(ObliqueForestEmbedding):
     ``tree="axis"``, ``margin`` moves every bound of the MCR box inward for ``"l1"`` and ``"mid"`` (see
     :func:`mcr_bounds`; ``"minimal"`` uses the thresholds themselves, as eForest does). There is no
     ``direction``, ``rotation`` or ``householder`` (axis-parallel trees have none), ``solver`` or ``n_jobs``
-    (MCR solves no linear program). ``target="shared"`` as in scikit-learn's RandomTreesEmbedding, eForest's
+    (MCR solves no linear program), nor ``random_threshold`` (eForest's random splits draw their threshold
+    uniformly in the node range). ``target="shared"`` as in scikit-learn's RandomTreesEmbedding, eForest's
     unsupervised forest (random splits ignore the target; CART on it, ``tree="axis"``, does not).
     """
 
     _parameter_constraints: dict = {
         **{k: v for k, v in ObliqueForestEmbedding._parameter_constraints.items()
-           if k not in ("direction", "solver", "n_jobs", "rotation", "householder")},
+           if k not in ("direction", "solver", "n_jobs", "rotation", "householder", "random_threshold")},
         "tree": [StrOptions({"random", "axis"})],
         "point": [StrOptions({"minimal", "l1", "mid"})],
     }

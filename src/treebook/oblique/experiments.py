@@ -10,11 +10,12 @@ import pandas as pd
 
 from treebook.oblique.forest import ObliqueForestEmbedding
 from treebook.oblique.grow import DIRECTIONS
-from treebook.oblique.metrics import mse_rows, pca_reconstruct, ssim_images
+from treebook.oblique.metrics import mse_rows, off_ink_share, pca_reconstruct, ssim_authors, ssim_images
 
 __all__ = [
-    "channelwise", "code_bits", "compare_methods", "compare_over_seeds", "htru_trees_study", "mean_sd", "diabetes_split", "diabetes_sweeps", "digits_split", "direction_study",
-    "pca_components_for_bits", "trees_curve",
+    "DESIGN_SPLITS", "DESIGN_THRESHOLDS", "channelwise", "code_bits", "compare_methods", "compare_over_seeds",
+    "design_effects", "diabetes_split", "diabetes_sweeps", "digits_split", "direction_study", "htru_trees_study",
+    "mean_sd", "pca_components_for_bits", "threshold_split_design", "trees_curve",
 ]
 
 
@@ -51,8 +52,10 @@ def _fit_decode(model, Xtr, Xte):
                "fraction_reencoded": float(reenc.mean())}
 
 
-def compare_methods(Xtr, Xte, methods, shape=None, data_range=None, box=None):
-    """Fit/encode/decode every method; per-sample SSIM (if ``shape``) and MSE.
+def compare_methods(Xtr, Xte, methods, shape=None, data_range=None, box=None, ink_threshold=None):
+    """Fit/encode/decode every method; per-sample SSIM (if ``shape``: ours, ``ssim``, and the authors',
+    ``ssim_authors``; see :mod:`treebook.oblique.metrics`), MSE and, with ``ink_threshold``, the share of the
+    decoded mass off the ink (``off_ink``, :func:`~treebook.oblique.metrics.off_ink_share`).
 
     ``methods`` maps a name to an estimator with ``fit``/``transform``/``inverse_transform`` or to
     ``("pca", k)`` (PCA with ``k`` components). Returns ``(per_sample DataFrame, summary DataFrame,
@@ -71,14 +74,19 @@ def compare_methods(Xtr, Xte, methods, shape=None, data_range=None, box=None):
             extra["code"] = f"{m.n_estimators} leaf ids (depth {depth})"
         recon[name] = R
         mse = mse_rows(Xte, R)
-        ssim = ssim_images(Xte, R, shape, data_range=data_range) if shape is not None else np.full(len(R), np.nan)
+        nan = np.full(len(R), np.nan)
+        ssim = ssim_images(Xte, R, shape, data_range=data_range) if shape is not None else nan
+        ssim_a = ssim_authors(Xte, R, shape) if shape is not None else nan
+        off = off_ink_share(Xte, R, ink_threshold) if ink_threshold is not None else nan
         for i in range(len(R)):
-            rows.append({"method": name, "sample": i, "mse": mse[i], "ssim": ssim[i]})
-        summ.append({"method": name, "mean_ssim": float(np.mean(ssim)), "mean_mse": float(np.mean(mse)), **extra})
+            rows.append({"method": name, "sample": i, "mse": mse[i], "ssim": ssim[i], "ssim_authors": ssim_a[i],
+                         "off_ink": off[i]})
+        summ.append({"method": name, "mean_ssim": float(np.mean(ssim)), "mean_ssim_authors": float(np.mean(ssim_a)),
+                     "mean_mse": float(np.mean(mse)), **extra})
     return pd.DataFrame(rows), pd.DataFrame(summ).set_index("method"), recon
 
 
-def compare_over_seeds(make_methods, split, seeds, shape=None, data_range=None, box=None):
+def compare_over_seeds(make_methods, split, seeds, shape=None, data_range=None, box=None, ink_threshold=None):
     """:func:`compare_methods` once per seed: ``split(seed)`` gives ``(Xtr, Xte)``, ``make_methods(seed)`` the
     methods. Returns ``(summary, per_sample, first)``: the per-seed summaries stacked (a ``seed`` column), the
     per-sample rows (with ``seed``) and, for the first seed, ``(X_test, reconstructions, fitted methods)``."""
@@ -87,7 +95,7 @@ def compare_over_seeds(make_methods, split, seeds, shape=None, data_range=None, 
         Xtr, Xte = split(s)
         methods = make_methods(s)
         per_sample, summary, recon = compare_methods(Xtr, Xte, methods, shape=shape, data_range=data_range,
-                                                     box=box)
+                                                     box=box, ink_threshold=ink_threshold)
         summaries.append(summary.reset_index().assign(seed=s))
         samples.append(per_sample.assign(seed=s))
         if first is None:
@@ -208,3 +216,101 @@ def pca_components_for_bits(bits, bits_per_float=32):
     """PCA components whose float32 code has at most ``bits`` bits (at least 1)."""
     return max(1, math.floor(bits / bits_per_float))
 
+
+
+#: the threshold rules of :func:`threshold_split_design`: the node mean (the authors') or uniform in the node range
+DESIGN_THRESHOLDS = ("mean", "uniform")
+#: the split types of :func:`threshold_split_design`: a random axis feature (eForest's trees) or HHCART's search
+DESIGN_SPLITS = ("random axis", "hhcart")
+
+
+def _design_forest(threshold, split, **kw):
+    """The forest of one cell of :func:`threshold_split_design`."""
+    if split == "hhcart":
+        return ObliqueForestEmbedding(tree="hhcart", direction="pca", split_rule=threshold, **kw)
+    return ObliqueForestEmbedding(tree="random", random_threshold=threshold, **kw)
+
+
+def threshold_split_design(seeds=(0,), n_train=100, n_test=10, n_eval=10, n_estimators=300, max_depth=3,
+                           max_samples=1.0, max_features=0.75, thresholds=DESIGN_THRESHOLDS, splits=DESIGN_SPLITS,
+                           box=(0, 255), shape=(28, 28), ink_threshold=64.0, data=None, n_jobs=1):
+    """The 2 x 2 design that separates the threshold rule from the split type, all cells decoded by the same
+    l1 LP (:class:`~treebook.oblique.forest.ObliqueForestEmbedding`'s ``inverse_transform``).
+
+    Threshold rule (``thresholds``): ``"mean"`` — the node mean of the column (the authors' rule) — or
+    ``"uniform"`` — uniform in the column's node range (RandomTreesEmbedding's, eForest's). Split type
+    (``splits``): ``"random axis"`` — one random non-constant pixel, no search (eForest's trees:
+    ``tree="random"`` with ``random_threshold``) — or ``"hhcart"`` — the authors' HHCART search over the pixels
+    and their Householder reflection (PCA direction), each column offering its one threshold and the columns
+    scored by the authors' impurity (``tree="hhcart"`` with ``split_rule``). Everything else is the authors'
+    OF-AE of the MNIST experiment: ``n_estimators`` trees of depth ``max_depth``, bootstrap rows
+    (``max_samples``), a feature subset per tree (``max_features``), one shared uniform target, the pixels
+    boxed in ``box``; the ``("mean", "hhcart")`` cell *is* the authors' OF-AE.
+
+    For every seed, ``data(seed)`` gives ``(X_train, X_test)`` (default: :func:`~treebook.oblique.bench.mnist_split`
+    with ``n_train`` and ``n_test`` images, the paper's 10 first), every cell's forest is fitted with
+    ``random_state=seed`` and the first ``n_eval`` test images are encoded and decoded. Returns one row per
+    (seed, threshold, split) with the means over those images of SSIM (ours, ``ssim``; the authors',
+    ``ssim_authors``), MSE, the off-ink share of the decoded mass (``off_ink``, pixels whose original value is
+    at most ``ink_threshold``; :func:`~treebook.oblique.metrics.off_ink_share`), the decoded mass on the ink
+    and off it (``ink_mass``, ``off_ink_mass``: mean per image of the summed decoded values), the number of
+    failed decodes, the share re-encoded to the same code, and the fit and decode seconds.
+    """
+    if data is None:
+        from treebook.oblique.bench import mnist_split
+
+        def data(seed):
+            Xtr, Xte, _, _ = mnist_split(n_train, n_test, random_state=seed)
+            return Xtr, Xte
+
+    for t in thresholds:
+        if t not in DESIGN_THRESHOLDS:
+            raise ValueError(f"thresholds must be among {DESIGN_THRESHOLDS}, got {t!r}")
+    for sp_ in splits:
+        if sp_ not in DESIGN_SPLITS:
+            raise ValueError(f"splits must be among {DESIGN_SPLITS}, got {sp_!r}")
+    rows = []
+    for seed in seeds:
+        Xtr, Xte = data(seed)
+        Xev = np.asarray(Xte, dtype=float)[:n_eval]
+        for threshold in thresholds:
+            for split in splits:
+                f = _design_forest(threshold, split, n_estimators=n_estimators, max_depth=max_depth,
+                                   max_samples=max_samples, max_features=max_features, box=box, n_jobs=n_jobs,
+                                   random_state=seed)
+                R, extra = _fit_decode(f, Xtr, Xev)
+                mass = np.maximum(R, 0.0)
+                on_ink = Xev > ink_threshold
+                rows.append({"seed": seed, "threshold": threshold, "split": split,
+                             "ssim": float(ssim_images(Xev, R, shape).mean()),
+                             "ssim_authors": float(ssim_authors(Xev, R, shape).mean()),
+                             "mse": float(mse_rows(Xev, R).mean()),
+                             "off_ink": float(np.nanmean(off_ink_share(Xev, R, ink_threshold))),
+                             "ink_mass": float(np.where(on_ink, mass, 0.0).sum(axis=1).mean()),
+                             "off_ink_mass": float(np.where(on_ink, 0.0, mass).sum(axis=1).mean()),
+                             **extra})
+    return pd.DataFrame(rows)
+
+
+def design_effects(design, column):
+    """Effects in a :func:`threshold_split_design` frame on ``column``, per seed then mean and sd over seeds
+    (``ddof=1``; 0 for one seed): the split-type effect (HHCART minus random axis) under each threshold rule,
+    the threshold effect (uniform minus mean) under each split type, the two main effects (the averages of
+    those pairs) and the interaction (the split-type effect under the uniform rule minus under the mean rule).
+    Returns a DataFrame indexed by effect with ``mean``, ``sd`` and ``n`` (seeds)."""
+    cell = design.pivot_table(index="seed", columns=["threshold", "split"], values=column)
+    need = [(t, s) for t in DESIGN_THRESHOLDS for s in DESIGN_SPLITS]
+    missing = [c for c in need if c not in cell.columns]
+    if missing:
+        raise ValueError(f"the design lacks the cells {missing}: effects need all four")
+    eff = pd.DataFrame({
+        "HHCART - random axis, mean threshold": cell[("mean", "hhcart")] - cell[("mean", "random axis")],
+        "HHCART - random axis, uniform threshold": cell[("uniform", "hhcart")] - cell[("uniform", "random axis")],
+        "uniform - mean threshold, random axis": cell[("uniform", "random axis")] - cell[("mean", "random axis")],
+        "uniform - mean threshold, HHCART": cell[("uniform", "hhcart")] - cell[("mean", "hhcart")],
+    })
+    eff["split type (main effect)"] = eff.iloc[:, :2].mean(axis=1)
+    eff["threshold rule (main effect)"] = eff.iloc[:, 2:4].mean(axis=1)
+    eff["interaction"] = eff.iloc[:, 1] - eff.iloc[:, 0]
+    sd = eff.std(ddof=1) if len(eff) > 1 else pd.Series(0.0, index=eff.columns)
+    return pd.DataFrame({"mean": eff.mean(), "sd": sd, "n": len(eff)})

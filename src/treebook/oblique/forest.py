@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.oblique.decode import SOLVERS
-from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, grow_oblique_tree
+from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, RANDOM_THRESHOLDS, grow_oblique_tree
 from treebook.oblique.splits import SPLIT_RULES
 from treebook.tree.cart import GROWTH_CONSTRAINTS, BaseTree
 from treebook.validation import check_array, check_magnitude, check_random_state, check_y, validate_X
@@ -110,9 +110,13 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         ``max(2, floor(max_samples * n))`` of them.
     max_features : float in (0, 1] — fraction of features drawn (without replacement) per tree,
         ``max(1, floor(max_features * p))`` of them.
-    split_rule : {"mean", "best"} — the authors' split search (each projected column's node mean is its only
-        threshold, weighted standard deviation of the targets as impurity) or CART's (every midpoint, squared
-        error); see :mod:`treebook.oblique.splits`.
+    split_rule : {"mean", "best", "uniform"} — the authors' split search (each projected column's node mean is
+        its only threshold, weighted standard deviation of the targets as impurity), CART's (every midpoint,
+        squared error) or ours for the chapter's threshold experiment (each column's only threshold drawn
+        uniformly in its node range, scored as ``"mean"``); see :mod:`treebook.oblique.splits`. Not used by
+        ``tree="random"``.
+    random_threshold : {"uniform", "mean"} — the threshold of ``tree="random"``'s random feature: uniform in
+        its node range (RandomTreesEmbedding's, eForest's trees) or its node mean (a variant of ours).
     target : {"shared", "per_tree"} — one uniform target for the whole ensemble (the authors') or a fresh
         one for every tree.
     rotation : {"per_node", "per_tree"} — RandCART's random rotation: a new one at every node (the
@@ -150,7 +154,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     def __init__(self, tree="hhcart", direction="pca", n_estimators=100, max_depth=3, max_samples=1.0,
                  max_features=1.0, bootstrap=True, min_samples_leaf=1, split_rule="mean", target="shared",
                  rotation="per_node", householder="farthest", box=None, margin=1e-6, solver="highs",
-                 on_infeasible="warn", n_jobs=1, random_state=None, progress=False):
+                 on_infeasible="warn", n_jobs=1, random_state=None, progress=False, random_threshold="uniform"):
         self.tree = tree
         self.direction = direction
         self.n_estimators = n_estimators
@@ -170,6 +174,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
+        self.random_threshold = random_threshold
 
     _parameter_constraints: dict = {
         "tree": [StrOptions({"hhcart", "randcart", "axis", "random"})],
@@ -191,6 +196,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
+        "random_threshold": [StrOptions(set(RANDOM_THRESHOLDS))],
     }
 
     def __sklearn_tags__(self):
@@ -236,7 +242,8 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
                                            max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                                            split_rule=self.split_rule,
                                            rotation=getattr(self, "rotation", "per_node"),
-                                           householder=getattr(self, "householder", "farthest"), rng=rng))
+                                           householder=getattr(self, "householder", "farthest"), rng=rng,
+                                           random_threshold=getattr(self, "random_threshold", "uniform")))
             subsets.append(feats)
         self.estimators_ = trees
         self.feature_subsets_ = subsets

@@ -34,8 +34,12 @@ random-rotation ensembles). The authors' RandCART also turns a node into a leaf 
 would hold at most ``min_samples = 2`` samples; that check is not reproduced here (``min_samples_leaf``
 bounds the children instead, before the split is chosen).
 
-Every kind searches its candidate columns with the split rule of :mod:`treebook.oblique.splits`
-(``split_rule="mean"``, the authors', or ``"best"``, CART's).
+Every kind but ``"random"`` searches its candidate columns with the split rule of
+:mod:`treebook.oblique.splits` (``split_rule="mean"``, the authors'; ``"best"``, CART's; or ``"uniform"``,
+a uniform threshold per column, our variant). The ``"random"`` kind (RandomTreesEmbedding's, eForest's trees)
+does not search: it splits a random non-constant feature at a threshold drawn uniformly in the feature's node
+range (``random_threshold="uniform"``) or, as a variant of ours, at the feature's node mean
+(``random_threshold="mean"``, the authors' threshold rule without their search).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ import numpy as np
 
 from treebook.oblique.splits import SPLIT_RULES, ObliqueSplit, hyperplane_candidate, projected_split
 
-__all__ = ["DIRECTIONS", "HOUSEHOLDER", "grow_oblique_tree", "node_direction", "oblique_find_split",
+__all__ = ["DIRECTIONS", "HOUSEHOLDER", "RANDOM_THRESHOLDS", "grow_oblique_tree", "node_direction", "oblique_find_split",
            "random_rotation"]
 
 DIRECTIONS = ("pca", "svd", "ica", "fa", "grp")
@@ -128,6 +132,8 @@ def node_direction(Xn, direction, rng, normalise=True):
 #: the authors' ``tau``: no reflection when every ``||e_i - d||`` is at most this
 HOUSEHOLDER_TAU = 1e-4
 HOUSEHOLDER = ("farthest", "largest")
+#: the thresholds of the ``"random"`` kind: uniform in the feature's node range, or its node mean
+RANDOM_THRESHOLDS = ("uniform", "mean")
 
 
 def _householder_u(d, rule="largest"):
@@ -182,19 +188,21 @@ def _rotated_split(rot, j, thr):
 
 
 def oblique_find_split(kind="hhcart", direction="pca", split_rule="mean", rotation="per_node",
-                       householder="farthest", rng=None, n_features=None):
+                       householder="farthest", rng=None, n_features=None, random_threshold="uniform"):
     """The split search of one oblique tree as a ``find_split`` for :func:`treebook.tree.grow.grow_tree`:
     ``find_split(X_node, y_node, features, min_samples_leaf)`` returns a
     :class:`~treebook.tree.grow.Candidate` whose split is an :class:`~treebook.oblique.splits.ObliqueSplit`
     and whose cost is the children's total squared error (the core's units), or None. ``kind``,
     ``direction``, ``split_rule``, ``rotation`` and ``householder`` are those of :func:`grow_oblique_tree`;
     ``rotation`` may also be a ``q x q`` orthogonal matrix (one rotation for the whole tree), and
-    ``"per_tree"`` needs ``n_features``."""
+    ``"per_tree"`` needs ``n_features``. ``random_threshold`` is the threshold of the ``"random"`` kind."""
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     if kind not in ("hhcart", "randcart", "axis", "random"):
         raise ValueError(f"kind must be 'hhcart', 'randcart', 'axis' or 'random', got {kind!r}")
     if split_rule not in SPLIT_RULES:
         raise ValueError(f"split_rule must be one of {SPLIT_RULES}, got {split_rule!r}")
+    if random_threshold not in RANDOM_THRESHOLDS:
+        raise ValueError(f"random_threshold must be one of {RANDOM_THRESHOLDS}, got {random_threshold!r}")
     per_node = isinstance(rotation, str) and rotation == "per_node"
     if kind == "randcart" and isinstance(rotation, str):
         if rotation not in ("per_node", "per_tree"):
@@ -209,13 +217,17 @@ def oblique_find_split(kind="hhcart", direction="pca", split_rule="mean", rotati
             if len(cand) == 0:
                 return None
             j = int(rng.choice(cand))
-            thr = float(rng.uniform(mn[j], mx[j]))
+            if random_threshold == "mean":
+                thr = float(Xn[:, j].mean())
+            else:
+                thr = float(rng.uniform(mn[j], mx[j]))
             if not thr > mn[j]:
                 thr = float(mx[j])
             return hyperplane_candidate(Xn, yn, _axis_split(q, j, thr))
         if kind == "randcart":
             rot = random_rotation(q, rng) if per_node else rotation
-            return projected_split(Xn, yn, Xn @ rot, partial(_rotated_split, rot), min_samples_leaf, split_rule)
+            return projected_split(Xn, yn, Xn @ rot, partial(_rotated_split, rot), min_samples_leaf, split_rule,
+                                   rng)
         if kind == "hhcart":
             d = node_direction(Xn, direction, rng, normalise=householder != "farthest")
             if d is not None:
@@ -223,15 +235,16 @@ def oblique_find_split(kind="hhcart", direction="pca", split_rule="mean", rotati
                 if u is not None:
                     Z = np.hstack([Xn, Xn - 2.0 * np.outer(Xn @ u, u)])
                     return projected_split(Xn, yn, Z, partial(_reflected_split, u, d, i_basis, q),
-                                           min_samples_leaf, split_rule)
+                                           min_samples_leaf, split_rule, rng)
         # CART, and HHCART at a node without a direction or a reflection
-        return projected_split(Xn, yn, Xn, partial(_axis_split, q), min_samples_leaf, split_rule)
+        return projected_split(Xn, yn, Xn, partial(_axis_split, q), min_samples_leaf, split_rule, rng)
 
     return find_split
 
 
 def grow_oblique_tree(X, y, *, features=None, kind="hhcart", direction="pca", max_depth=3, min_samples_leaf=1,
-                      split_rule="mean", rotation="per_node", householder="farthest", rng=None):
+                      split_rule="mean", rotation="per_node", householder="farthest", rng=None,
+                      random_threshold="uniform"):
     """Grow one regression tree with oblique splits (see the module docstring) through the core's
     :func:`~treebook.tree.grow.grow_tree` (depth first, leaf value the mean, impurity the variance) with
     :func:`oblique_find_split`; returns the core :class:`~treebook.tree.Tree`.
@@ -241,17 +254,19 @@ def grow_oblique_tree(X, y, *, features=None, kind="hhcart", direction="pca", ma
     the tree routes the samples of ``X``. ``kind`` is ``"hhcart"``, ``"randcart"``, ``"axis"`` (CART) or
     ``"random"`` (a random feature and a uniform threshold in the node's range, as RandomTreesEmbedding).
     ``split_rule`` is the split search of :mod:`treebook.oblique.splits` (``"mean"``: the OF-AE authors';
-    ``"best"``: CART's). For RandCART, ``rotation`` is ``"per_node"`` (a new random rotation at every node,
+    ``"best"``: CART's; ``"uniform"``: a uniform threshold per column, ours). For RandCART, ``rotation`` is ``"per_node"`` (a new random rotation at every node,
     the authors'), ``"per_tree"`` (one drawn for the tree) or a ``q x q`` orthogonal matrix used for the
     whole tree (``q`` the number of ``features``). ``householder`` picks HHCART's basis vector
-    (``"farthest"``: the authors'; ``"largest"``).
+    (``"farthest"``: the authors'; ``"largest"``). ``random_threshold`` is the threshold of the ``"random"``
+    kind (``"uniform"`` in the feature's node range, RandomTreesEmbedding's; ``"mean"``, the node mean).
     """
     from treebook.tree.grow import grow_tree
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     Xg = X if features is None else np.ascontiguousarray(X[:, features])
-    find_split = oblique_find_split(kind, direction, split_rule, rotation, householder, rng, Xg.shape[1])
+    find_split = oblique_find_split(kind, direction, split_rule, rotation, householder, rng, Xg.shape[1],
+                                    random_threshold)
     tree = grow_tree(Xg, y, find_split=find_split, leaf_value=lambda t: np.array([t.mean()]),
                      node_impurity=lambda t: float(t.var()), max_depth=max_depth, min_samples_split=2,
                      min_samples_leaf=min_samples_leaf)

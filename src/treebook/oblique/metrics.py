@@ -1,4 +1,22 @@
-"""Reconstruction quality: SSIM (images, scikit-image) and MSE, plus the PCA baseline."""
+"""Reconstruction quality: SSIM (images, scikit-image) under two definitions, MSE, the share of decoded
+mass off the ink, plus the PCA baseline.
+
+Two SSIMs are reported for the images:
+
+* :func:`ssim_images` — ours: SSIM of every image as a 2-D picture (scikit-image's
+  ``structural_similarity`` with its 7 x 7 uniform window, sample covariances and the pixel range as
+  ``data_range``, 255 for 8-bit images; ``channel_axis`` for RGB);
+* :func:`ssim_authors` — the OF-AE authors' (``compute_ssim`` in ``misc/utils.py`` of their code):
+  ``structural_similarity(a, b, multichannel=True)`` of scikit-image 0.19 on the test image and its
+  decode, reshaped to ``(28, 28)`` float arrays. ``multichannel=True`` means ``channel_axis=-1``, so each of
+  the 28 *columns* of a grey image is a separate "channel": a 1-D SSIM along the column (window 7), the 28
+  values averaged. No ``data_range`` is given, and scikit-image up to 0.19 then took the span of
+  ``dtype_range`` of the first image's dtype — 2 for floats (``dtype_range`` is (-1, 1) for every float
+  type), 255 for ``uint8`` — where scikit-image 0.20 and later refuse float input without a
+  ``data_range``. :func:`skimage019_data_range` reproduces that rule, and :func:`ssim_authors` passes its
+  value explicitly with ``channel_axis=-1``. On pixels in [0, 255] a range of 2 makes SSIM's
+  stabilising constants ``(0.01 R)^2`` and ``(0.03 R)^2`` some 16,000 times smaller than with R = 255.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +27,8 @@ from sklearn.utils._param_validation import Interval, validate_params
 
 from treebook.validation import check_array, check_magnitude
 
-__all__ = ["mse_rows", "pca_reconstruct", "ssim_images"]
+__all__ = ["mse_rows", "off_ink_share", "pca_reconstruct", "skimage019_data_range", "ssim_authors",
+           "ssim_images"]
 
 #: the metrics square differences of the values: beyond this magnitude they would overflow
 _LIMIT = 1e150
@@ -52,6 +71,67 @@ def ssim_images(X, Y, shape, data_range=255.0, channel_axis=None):
         raise ValueError(f"shape {shape}: SSIM needs images of at least 7 pixels on every spatial side")
     return np.array([structural_similarity(a.reshape(shape), b.reshape(shape), data_range=data_range,
                                            channel_axis=channel_axis) for a, b in zip(X, Y)])
+
+
+def skimage019_data_range(dtype) -> float:
+    """The ``data_range`` scikit-image's ``structural_similarity`` took up to version 0.19 when none was given:
+    ``dmax - dmin`` of ``skimage.util.dtype.dtype_range`` for the first image's dtype — 2.0 for every float
+    type (its range is (-1, 1)), 1 for booleans, the full range of an integer type (255 for ``uint8``)."""
+    from skimage.util.dtype import dtype_range
+
+    dt = np.dtype(dtype)
+    try:
+        dmin, dmax = dtype_range[dt.type]
+    except KeyError:
+        raise ValueError(f"scikit-image has no default data range for dtype {dt}") from None
+    return float(dmax) - float(dmin)
+
+
+@validate_params(
+    {"X": ["array-like"], "Y": ["array-like"], "shape": [tuple, list]},
+    prefer_skip_nested_validation=True,
+)
+def ssim_authors(X, Y, shape=(28, 28)):
+    """Per-image SSIM as the OF-AE authors compute it (see the module docstring): every row of ``X`` (the
+    originals) and ``Y`` (the decodes) reshaped to ``shape`` and compared by ``structural_similarity`` with
+    ``channel_axis=-1`` (the old ``multichannel=True``: the last axis — the columns of a grey image — as
+    channels) and the old default ``data_range`` of ``X``'s dtype (:func:`skimage019_data_range`: 2 for
+    float arrays). Every axis but the last must be at least 7 long (SSIM's window)."""
+    from skimage.metrics import structural_similarity
+
+    x_dtype = np.asarray(X).dtype
+    X, Y = _pair(X, Y)
+    if not shape or not all(isinstance(s, Integral) and not isinstance(s, bool) and s >= 1 for s in shape):
+        raise ValueError(f"shape must be a tuple of positive ints, got {shape!r}")
+    shape = tuple(int(s) for s in shape)
+    if int(np.prod(shape)) != X.shape[1]:
+        raise ValueError(f"shape {shape} holds {int(np.prod(shape))} values but X has {X.shape[1]} columns")
+    if len(shape) < 2 or min(shape[:-1]) < 7:
+        raise ValueError(f"shape {shape}: the authors' SSIM treats the last axis as channels, and needs every "
+                         "other axis at least 7 long")
+    rng_ = skimage019_data_range(x_dtype)
+    return np.array([structural_similarity(a.reshape(shape), b.reshape(shape), data_range=rng_, channel_axis=-1)
+                     for a, b in zip(X, Y)])
+
+
+@validate_params(
+    {"X": ["array-like"], "R": ["array-like"], "ink_threshold": [Real]},
+    prefer_skip_nested_validation=True,
+)
+def off_ink_share(X, R, ink_threshold=64.0):
+    """Per-row share of a decode's mass that lies off the ink of the original.
+
+    For an original ``x`` (a row of ``X``) and its decode ``r`` (a row of ``R``), the *ink* is the set of
+    pixels with ``x_j > ink_threshold`` (64 on the 0..255 scale: a quarter of the range), the *background*
+    the others, and the decoded mass is ``sum_j max(r_j, 0)`` (negative values, which an image box excludes,
+    count as no mass). The share is ``sum_{j: x_j <= ink_threshold} max(r_j, 0) / sum_j max(r_j, 0)``: 0
+    when all the decoded mass is on ink, 1 when it is all on background; NaN for a decode without mass."""
+    X, R = _pair(X, R, names=("X", "R"))
+    mass = np.maximum(R, 0.0)
+    total = mass.sum(axis=1)
+    off = np.where(X <= ink_threshold, mass, 0.0).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, off / np.where(total > 0, total, 1.0), np.nan)
 
 
 def mse_rows(X, Y):

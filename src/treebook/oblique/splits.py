@@ -12,6 +12,9 @@ that the training samples and ``Tree.apply`` agree exactly. Each rule is one col
   column, scored by the children's total squared error.
 * ``"mean"`` (:func:`_mean_scan`) — the OF-AE authors' (their ``MeanSegmentor`` and ``MSE`` classes in
   ``modules/segmentor.py``): one threshold per column, the column's mean over the node.
+* ``"uniform"`` (:func:`_uniform_scan`) — a variant of ours for the chapter's threshold experiment: one
+  threshold per column drawn uniformly in the column's range over the node (the threshold of
+  RandomTreesEmbedding's random splits), the columns scored as by ``"mean"``. It needs a random generator.
 
 The ``"best"`` scan is not the core's :func:`~treebook.tree.grow.best_threshold_split`, although both find
 the exhaustive squared-error split. With ``S`` the sums and ``Q`` the sums of squares of the targets, the
@@ -96,8 +99,12 @@ def _mean_scan(Z, y, min_samples_leaf=1):
     reflected copy of a pixel constant in the node, and the decoder could then only return points on that
     split's boundary). Returns ``(column, threshold, cost)`` with the weighted standard deviation as
     ``cost``, or None when no column admits a split leaving ``min_samples_leaf`` samples on each side."""
+    return _threshold_scan(Z, y, Z.mean(axis=0), min_samples_leaf)
+
+
+def _threshold_scan(Z, y, thr, min_samples_leaf=1):
+    """The scan of :func:`_mean_scan` with the thresholds ``thr`` (one per column of ``Z``) given."""
     n = Z.shape[0]
-    thr = Z.mean(axis=0)
     right = Z >= thr
     n_r = right.sum(axis=0)
     n_l = n - n_r
@@ -114,7 +121,7 @@ def _mean_scan(Z, y, min_samples_leaf=1):
         cost = (n_l * sd_l + n_r * sd_r) / n
     valid = (n_l >= min_samples_leaf) & (n_r >= min_samples_leaf)
     # a column constant up to rounding (a reflected copy of a constant pixel carries ~1e-38 of noise)
-    # offers no split: the mean would separate the samples by their rounding errors alone
+    # offers no split: its threshold would separate the samples by their rounding errors alone
     scale = float(np.abs(Z).max()) if Z.size else 0.0
     valid &= (Z.max(axis=0) - Z.min(axis=0)) > 1e-12 * scale
     if not valid.any():
@@ -124,7 +131,20 @@ def _mean_scan(Z, y, min_samples_leaf=1):
     return j, float(thr[j]), float(cost[j])
 
 
-_SCANS = {"best": _best_scan, "mean": _mean_scan}
+def _uniform_scan(Z, y, min_samples_leaf=1, rng=None):
+    """One threshold per column of ``Z`` drawn uniformly in ``[min, max)`` of the column over the node (moved
+    to ``max`` if the draw rounds onto ``min``, so both sides of a non-constant column are non-empty), the
+    columns scored as :func:`_mean_scan` scores them (weighted standard deviation of the targets; constant
+    columns offer no split). ``rng`` is a numpy ``Generator``; one uniform number is drawn per column."""
+    if rng is None:
+        raise ValueError("the 'uniform' split rule needs a random generator")
+    mn, mx = Z.min(axis=0), Z.max(axis=0)
+    thr = rng.uniform(mn, mx)
+    thr = np.where(thr > mn, thr, mx)
+    return _threshold_scan(Z, y, thr, min_samples_leaf)
+
+
+_SCANS = {"best": _best_scan, "mean": _mean_scan, "uniform": _uniform_scan}
 #: the split rules, by name
 SPLIT_RULES = tuple(_SCANS)
 
@@ -141,11 +161,15 @@ def hyperplane_candidate(X, y, split: HyperplaneSplit) -> Candidate | None:
     return Candidate(split, cost, right)
 
 
-def projected_split(X, y, Z, split_of, min_samples_leaf, rule) -> Candidate | None:
+def projected_split(X, y, Z, split_of, min_samples_leaf, rule, rng=None) -> Candidate | None:
     """The split of the node ``(X, y)`` that ``rule`` picks among the columns of its projections ``Z``:
     ``split_of(column, threshold)`` is the :class:`ObliqueSplit` of a column of ``Z`` in the coordinates of
-    ``X``. None when the rule finds no column to split (see the scans) or the split leaves a child empty."""
-    found = _SCANS[rule](Z, y, min_samples_leaf)
+    ``X``. None when the rule finds no column to split (see the scans) or the split leaves a child empty.
+    ``rng`` (a numpy ``Generator``) is used by the ``"uniform"`` rule only."""
+    if rule == "uniform":
+        found = _uniform_scan(Z, y, min_samples_leaf, rng)
+    else:
+        found = _SCANS[rule](Z, y, min_samples_leaf)
     if found is None:
         return None
     return hyperplane_candidate(X, y, split_of(found[0], found[1]))
