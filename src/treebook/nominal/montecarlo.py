@@ -18,7 +18,10 @@ from treebook.validation import check_random_state
 
 __all__ = [
     "AUTHORS_METHODS",
+    "EXCESS_POOL",
+    "EXCESS_READINGS",
     "PAPER_METHODS",
+    "excess_readings",
     "random_table",
     "simulate",
     "win_percentages",
@@ -35,16 +38,19 @@ PAPER_METHODS = ("hcc", "pcext", "sliqext", "lca")
 AUTHORS_METHODS = ("hcc", "pcext_counts", "sliqext", "lca")
 
 
-def random_table(rng, n: int, k: int, high: int = 7) -> np.ndarray:
-    """A random ``n x k`` table, entries uniform in ``{0..high}``, redrawn until no row or column is all zero."""
+def random_table(rng, n: int, k: int, high: int = 7, redraw: bool = True) -> np.ndarray:
+    """A random ``n x k`` table, entries uniform in ``{0..high}``, redrawn until no row or column is all zero
+    (the paper's rule); ``redraw=False`` keeps the first draw, all-zero rows and columns included (the
+    generator of the authors' public code, ``RandomAttributeGenerator``)."""
     while True:
         V = rng.integers(0, high + 1, size=(n, k)).astype(float)
-        if (V.sum(axis=1) > 0).all() and (V.sum(axis=0) > 0).all():
+        if not redraw or ((V.sum(axis=1) > 0).all() and (V.sum(axis=0) > 0).all()):
             return V
 
 
 def simulate(ns, ks, impurities=("gini", "entropy"), n_tables: int = 1000, methods=PAPER_METHODS,
-             exact_max_n: int = 0, high: int = 7, random_state=None, progress: bool = False) -> pd.DataFrame:
+             exact_max_n: int = 0, high: int = 7, random_state=None, progress: bool = False,
+             redraw: bool = True) -> pd.DataFrame:
     """Run every method on ``n_tables`` random tables for each ``(impurity, n, k)`` cell.
 
     Returns a long DataFrame with one row per (impurity, n, k, table, method): ``impurity_value``,
@@ -54,6 +60,7 @@ def simulate(ns, ks, impurities=("gini", "entropy"), n_tables: int = 1000, metho
     With an integer ``random_state`` every cell draws its tables from its own generator,
     ``default_rng([random_state, n, k])``, so one cell can be recomputed alone (:func:`win_cell`)
     and gives the same tables whichever other cells are run; a ``Generator`` is drawn from in cell order.
+    ``high`` and ``redraw`` are those of :func:`random_table`.
     """
     per_cell = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
     if per_cell and random_state < 0:
@@ -73,7 +80,7 @@ def simulate(ns, ks, impurities=("gini", "entropy"), n_tables: int = 1000, metho
         it = tqdm(cells, desc="Monte Carlo cells")
     for n, k in it:
         cell_rng = np.random.default_rng([int(random_state), int(n), int(k)]) if per_cell else rng
-        tables = [random_table(cell_rng, int(n), int(k), high) for _ in range(int(n_tables))]
+        tables = [random_table(cell_rng, int(n), int(k), high, redraw) for _ in range(int(n_tables))]
         for imp in impurities:
             vals = np.empty((len(tables), len(methods)))
             secs = np.empty_like(vals)
@@ -124,17 +131,89 @@ def win_percentages(df: pd.DataFrame, methods=PAPER_METHODS, rtol: float = WIN_R
     return res.pivot_table(index=["impurity", "n", "method"], columns="k", values="win %")
 
 
-def max_relative_excess(df: pd.DataFrame, methods=PAPER_METHODS) -> pd.DataFrame:
-    """Largest relative excess ``100 (I(P)/I(Q) - 1)`` of each method over the best of the others (per impurity)."""
-    w = _wide(df)[list(methods)]
+def max_relative_excess(df: pd.DataFrame, methods=PAPER_METHODS, pool=None) -> pd.DataFrame:
+    """Largest relative excess ``100 (I(P)/I(Q) - 1)`` of each method over the best of the others (per impurity).
+
+    The others are ``methods`` without the method itself, or, with ``pool``, the methods of ``pool`` (which
+    ``df`` must hold) without it."""
+    pool = tuple(methods) if pool is None else tuple(pool)
+    w = _wide(df)
+    missing = [m for m in (*methods, *pool) if m not in w.columns]
+    if missing:
+        raise ValueError(f"df holds no results of {missing}")
     res = {}
     for m in methods:
-        others = w[[o for o in methods if o != m]].min(axis=1)
+        others = w[[o for o in pool if o != m]].min(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             exc = 100 * (w[m] / others - 1)
         exc = exc.where(others > 0, 0.0)
         res[m] = exc.groupby(level="impurity").max()
     return pd.DataFrame(res).T
+
+
+#: the readings of the paper's maximum relative excess that :func:`excess_readings` runs, by name: what
+#: changes from the paper's text (its cells, entries 0..7 with all-zero rows and columns redrawn, the excess
+#: of a method over the best of the other three)
+EXCESS_READINGS = {
+    "the paper's text": "cells n in {12, 25, 50}, k in {3, 5, 7, 9}; entries 0..7; zero rows/columns redrawn",
+    "entries 0..2": "the paper's additional experiments: the largest entry 2",
+    "entries 0..15": "the paper's additional experiments: the largest entry 15",
+    "no redraw": "the authors' public table generator: all-zero rows and columns kept",
+    "small n added": "cells with n in {3, 4, 5, 6, 8, 10} added (the paper shows n >= 12 only)",
+    "larger pool": "the excess over the best of seven methods (+ Twoing, one-vs-rest, Coppersmith's PCext)",
+}
+#: the extra methods of the ``"larger pool"`` reading
+EXCESS_POOL = ("twoing", "one_vs_rest", "pcext")
+
+
+def excess_readings(n_tables: int, random_state: int = 0, ns=(12, 25, 50), ks=(3, 5, 7, 9),
+                    small_ns=(3, 4, 5, 6, 8, 10), methods=AUTHORS_METHODS, base=None, readings=None,
+                    progress: bool = False) -> pd.DataFrame:
+    """The largest relative excess of each of ``methods`` under each reading of :data:`EXCESS_READINGS`
+    (``readings``: a subset of its names, default all), ``n_tables`` tables per cell.
+
+    ``base``, a :func:`simulate` frame of ``methods`` on the paper's cells, is reused for the paper's
+    reading (and for the small-n one, whose added cells are drawn); otherwise the cells are drawn with
+    ``random_state`` (each reading from its own seed, ``random_state + 1..5``). Returns a DataFrame with
+    rows ``(reading, method)`` and columns ``gini`` and ``entropy`` (percent)."""
+    names = list(EXCESS_READINGS) if readings is None else list(readings)
+    unknown = [r for r in names if r not in EXCESS_READINGS]
+    if unknown:
+        raise ValueError(f"unknown readings {unknown}; known: {list(EXCESS_READINGS)}")
+    methods = tuple(methods)
+    seed = int(random_state)
+
+    def paper_cells():
+        nonlocal base
+        if base is None:
+            base = simulate(ns, ks, n_tables=n_tables, methods=methods, random_state=seed)
+        return base
+
+    out = {}
+    it = names
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(names, desc="excess readings")
+    for r in it:
+        if r == "the paper's text":
+            ex = max_relative_excess(paper_cells(), methods)
+        elif r in ("entries 0..2", "entries 0..15"):
+            high = 2 if r == "entries 0..2" else 15
+            ex = max_relative_excess(simulate(ns, ks, n_tables=n_tables, methods=methods, high=high,
+                                              random_state=seed + high), methods)
+        elif r == "no redraw":
+            ex = max_relative_excess(simulate(ns, ks, n_tables=n_tables, methods=methods, redraw=False,
+                                              random_state=seed + 3), methods)
+        elif r == "small n added":
+            small = simulate(small_ns, ks, n_tables=n_tables, methods=methods, random_state=seed + 4)
+            ex = max_relative_excess(pd.concat([paper_cells(), small], ignore_index=True), methods)
+        else:  # larger pool
+            pool = (*methods, *(m for m in EXCESS_POOL if m not in methods))
+            ex = max_relative_excess(simulate(ns, ks, n_tables=n_tables, methods=pool, random_state=seed + 5),
+                                     methods, pool=pool)
+        out[r] = ex[["gini", "entropy"]]
+    return pd.concat(out, names=["reading", "method"])
 
 
 def time_ratios(df: pd.DataFrame, methods=PAPER_METHODS, base: str = "lca", stat: str = "median") -> pd.DataFrame:
