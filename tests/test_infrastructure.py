@@ -5,6 +5,7 @@ import json
 import shutil
 
 import nbformat
+import numpy as np
 import pytest
 import yaml
 
@@ -148,6 +149,18 @@ def test_profiles_override_only_known_parameters():
             known = set(notebook_parameters(stem))
             unknown = set(params) - known
             assert not unknown, f"{profile}.yml sets {sorted(unknown)} that {stem} does not have"
+
+
+def test_an_unknown_profile_is_refused_with_the_known_names():
+    with pytest.raises(FileNotFoundError, match="no parameter profile 'nosuch'; the profiles are book, paper, smoke"):
+        load_profile("nosuch")
+
+
+def test_the_one_class_error_prints_plain_labels():
+    from treebook.validation import check_classification_targets
+
+    with pytest.raises(ValueError, match=r"y has 1 class\(es\) \[0\.0\]; at least 2"):
+        check_classification_targets(np.zeros(4))
 
 
 def test_result_json_schema_of_chapter_0(tmp_path, monkeypatch):

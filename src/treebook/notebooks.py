@@ -147,9 +147,11 @@ def load_profile(profile: str) -> dict:
     """Parameters of every notebook under ``profile`` (``{}`` for ``"book"``, the notebooks' defaults)."""
     if profile == "book":
         return {}
-    path = project_root() / "notebooks" / "params" / f"{profile}.yml"
+    params = project_root() / "notebooks" / "params"
+    path = params / f"{profile}.yml"
     if not path.is_file():
-        raise FileNotFoundError(f"no parameter profile {path}")
+        known = ["book", *sorted(p.stem for p in params.glob("*.yml"))]
+        raise FileNotFoundError(f"no parameter profile {profile!r}; the profiles are {', '.join(known)}")
     data = read_yaml(path) or {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) or v is None for v in data.values()):
         raise ValueError(f"{path}: expected a mapping of notebook stem -> mapping of parameters")

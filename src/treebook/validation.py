@@ -177,7 +177,7 @@ def check_classification_targets(y, *, min_classes: int = 2):
             raise ValueError("y looks continuous (non-integer floats); a classifier needs class labels")
     classes, encoded = np.unique(y, return_inverse=True)
     if classes.size < min_classes:
-        raise ValueError(f"y has {classes.size} class(es) {list(classes)}; at least {min_classes} are needed")
+        raise ValueError(f"y has {classes.size} class(es) {classes.tolist()}; at least {min_classes} are needed")
     return classes, encoded.astype(np.intp)
 
 
