@@ -156,6 +156,16 @@ def test_an_unknown_profile_is_refused_with_the_known_names():
         load_profile("nosuch")
 
 
+def test_a_failing_cell_is_reported_in_two_lines(tmp_path, capsys):
+    """A bad parameter value: the CLI names the cell and the error, and where the whole traceback is."""
+    code = cli_main(["run", "00-tree-core", "-p", "dataset", "nosuchdata", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    err = err[next(i for i, line in enumerate(err) if line.startswith("treebook run:")):]  # after the progress bar
+    assert code == 1 and len(err) == 2, err
+    assert "ValueError: dataset must be one of ['breast_cancer', 'diabetes', 'iris', 'wine']; got 'nosuchdata'" in err[0]
+    assert err[1].endswith(str(tmp_path / "00-tree-core.ipynb")) and (tmp_path / "00-tree-core.ipynb").is_file()
+
+
 def test_the_one_class_error_prints_plain_labels():
     from treebook.validation import check_classification_targets
 

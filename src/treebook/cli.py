@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -66,15 +68,23 @@ def main(argv=None) -> int:
 
         build_book(only=args.only, jobs=args.jobs)
     elif args.command == "run":
-        from .notebooks import check_parameters, parse_parameter, run_notebook
+        from papermill.exceptions import PapermillExecutionError
 
+        from .notebooks import check_parameters, notebook_path, parse_parameter, run_notebook
+
+        out = args.out if args.out is not None else tempfile.mkdtemp(prefix="treebook-")
         try:
             overrides = check_parameters(args.notebook, {k: parse_parameter(k, v) for k, v in args.param})
             path, res = run_notebook(args.notebook, profile=args.profile, parameters=overrides,
-                                     output_dir=args.out, progress=True)
+                                     output_dir=out, progress=True)
         except (ValueError, FileNotFoundError) as exc:
             print(f"treebook run: {exc}", file=sys.stderr)
             return 2
+        except PapermillExecutionError as exc:
+            executed = Path(out).resolve() / f"{notebook_path(args.notebook).stem}.ipynb"
+            print(f"treebook run: {args.notebook} failed in cell [{exc.exec_count}]: {exc.ename}: {exc.evalue}\n"
+                  f"  the executed notebook, with the whole traceback: {executed}", file=sys.stderr)
+            return 1
         print(f"executed: {path}")
         for row in res.get("scorecard", []):
             print(f"  {row['quantity']}: paper {row['paper']}  ours {row['ours']}  [{row.get('verdict')}]")
