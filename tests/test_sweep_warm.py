@@ -358,6 +358,10 @@ def test_a_forked_point_that_fails_or_dies_is_recorded_alone(tmp_path):
     assert list(table.status) == ["ok", "failed", "failed", "failed", "ok"], table.error.tolist()
     assert list(table.k.iloc[[0, 4]]) == [0, 4]
     assert table.error.iloc[1].startswith("PapermillExecutionError") and "ValueError: bad point" in table.error.iloc[1]
+    # the table's error is one line naming the cell; error.txt keeps that line and the whole traceback
+    assert "\n" not in table.error.iloc[1] and "cell [" in table.error.iloc[1]
+    trace = (out / "runs" / point_id(points[1]) / "error.txt").read_text()
+    assert trace.startswith(table.error.iloc[1]) and "raise ValueError" in trace
     assert "exited with code 3" in table.error.iloc[2] and "killed by signal 9" in table.error.iloc[3]
     failed = nbformat.read(out / "runs" / point_id(points[1]) / "notebook.ipynb", as_version=4)
     errors = [o for c in failed.cells for o in c.get("outputs", []) if o.output_type == "error"]
@@ -495,3 +499,19 @@ def test_an_interrupted_local_sweep_stops_its_points_and_resumes(tmp_path):
     gate.unlink()
     table = run_sweep(nb, grid, out, workers=2, progress=False, log=lambda m: None)
     assert (table.status == "ok").all() and sorted(table.k) == [0, 1, 2, 3]
+
+
+def test_the_cli_names_a_failing_point_and_its_parameters(tmp_path, capsys):
+    from treebook.cli import main as cli_main
+
+    nb = _notebook(tmp_path / "faulty.ipynb", HEADER + "if k == 1:\n    raise ValueError('bad point')\n"
+                   "save_results(result_path, {'k': k})\n")
+    (tmp_path / "grid.yml").write_text("grid:\n  k: [0, 1]\n")
+    out = tmp_path / "out"
+    code = cli_main(["sweep", str(nb), "--grid", str(tmp_path / "grid.yml"), "--workers", "1", "--out", str(out),
+                     "--no-progress"])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith(("failed:", "  traceback:"))]
+    assert code == 1 and len(err) == 2, err
+    assert f"run {point_id({'k': 1})} {{'k': 1}}: PapermillExecutionError: cell [" in err[0]
+    assert "ValueError: bad point" in err[0]
+    assert err[1].endswith(f"runs/{point_id({'k': 1})}/error.txt")

@@ -105,6 +105,8 @@ def main(argv=None) -> int:
 
         return 1 if check_book(args.html, args.out) else 0
     elif args.command == "sweep":
+        import pandas as pd
+
         from .sweep import SweepLockError, run_sweep
 
         try:
@@ -114,7 +116,13 @@ def main(argv=None) -> int:
         except (ValueError, FileNotFoundError, SweepLockError) as exc:
             print(f"treebook sweep: {exc}", file=sys.stderr)
             return 2
-        failed = int((table["status"] != "ok").sum())
+        bad = table[table["status"] != "ok"]
+        failed = len(bad)
+        for row in bad.itertuples():
+            point = {k: v for k, v in row._asdict().items()
+                     if k not in ("Index", "run_id", "status", "error", "seconds", "notebook") and not pd.isna(v)}
+            print(f"failed: run {row.run_id} {point}: {row.error}\n  traceback: {args.out}/runs/{row.run_id}/error.txt",
+                  file=sys.stderr)
         print(f"{len(table)} runs of this grid, {failed} failed; table of every run in {args.out}: "
               f"{args.out}/results.csv")
         return 1 if failed else 0

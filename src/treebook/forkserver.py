@@ -810,7 +810,9 @@ def _run_notebook(request: dict) -> int:
         _inprocess.execute(request["input"], request["output"], request["parameters"], cwd=request["cwd"])
         return 0
     except BaseException as exc:  # noqa: BLE001 - reported to the sweep, which records the point as failed
-        error = {"error": f"{type(exc).__name__}: {exc}".strip(), "traceback": traceback.format_exc()}
+        from .notebooks import error_line
+
+        error = {"error": error_line(exc), "traceback": f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"}
         try:
             Path(request["error"]).write_text(json.dumps(error))
         except OSError:

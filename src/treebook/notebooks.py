@@ -121,6 +121,17 @@ def check_parameters(notebook, parameters) -> dict:
     return parameters
 
 
+def error_line(exc: BaseException) -> str:
+    """One line naming a failure, for a table or a log: a failing notebook cell (papermill's
+    ``PapermillExecutionError``) as its cell and exception, anything else as its type and first line."""
+    ename = getattr(exc, "ename", None)
+    if ename is not None:
+        evalue = " ".join(str(getattr(exc, "evalue", "")).split())
+        return f"{type(exc).__name__}: cell [{getattr(exc, 'exec_count', '?')}] {ename}: {evalue}"
+    lines = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def project_root() -> Path:
     """The checkout's root (the folder holding ``_toc.yml`` and ``notebooks/``)."""
     here = Path(__file__).resolve()

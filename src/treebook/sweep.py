@@ -72,7 +72,14 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .notebooks import execute_notebook, notebook_parameters, notebook_path, project_root, read_yaml
+from .notebooks import (
+    error_line,
+    execute_notebook,
+    notebook_parameters,
+    notebook_path,
+    project_root,
+    read_yaml,
+)
 
 __all__ = ["load_grid", "expand_grid", "run_sweep", "point_id", "read_runs", "SweepRun", "SweepLockError",
            "LOCK_NAME"]
@@ -496,7 +503,8 @@ def _run_point(nb: str, run_dir: str, params: dict, cwd: str, token: str = "", w
         if isinstance(exc, _PointFailed):
             error, trace = exc.error.strip()[:2000], exc.trace
         else:
-            error, trace = f"{type(exc).__name__}: {exc}".strip()[:2000], traceback.format_exc()
+            error, trace = error_line(exc)[:2000], f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
+        # the table gets one line; error.txt the line and the whole traceback
         _write_text(run / "error.txt", error + "\n\n" + trace)
         if result_path.exists():  # written before a later cell failed: not a finished point
             os.replace(result_path, run / "result.json.failed")
