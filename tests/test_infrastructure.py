@@ -116,7 +116,7 @@ def test_sweep_on_a_local_cluster(tmp_path):
     assert set(ok.index) == {"iris", "wine"}
     assert (ok["mismatch_nodes"] == 0).all() and (ok["fits"] == 6).all()
     failed = table[table.status == "failed"]
-    assert list(failed.dataset) == ["nope"] and "KeyError" in failed.error.iloc[0]
+    assert list(failed.dataset) == ["nope"] and "ValueError: dataset must be one of" in failed.error.iloc[0]
     assert (out / "results.csv").is_file() and (out / "results.parquet").is_file()
     assert len(list((out / "runs").glob("*/notebook.ipynb"))) == 3
     # each kernel's own log goes to its run folder, not to the console
