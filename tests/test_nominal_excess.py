@@ -59,6 +59,13 @@ def test_excess_readings_runs_every_reading_and_reuses_the_paper_cells():
     assert list(r.columns) == ["gini", "entropy"] and (r.to_numpy() >= 0).all()
     pd.testing.assert_frame_equal(r.loc["the paper's text"], max_relative_excess(base, AUTHORS_METHODS)[["gini", "entropy"]],
                                   check_names=False)
+    # the union of the paper's tables is the largest of its three readings' maxima
+    three = [r.loc[x] for x in ("the paper's text", "entries 0..2", "entries 0..15")]
+    np.testing.assert_allclose(r.loc["all the paper's tables"].to_numpy(),
+                               np.maximum.reduce([t.to_numpy() for t in three]))
+    alone = excess_readings(8, 1, ns=[6], ks=[3], base=base, readings=["all the paper's tables"])
+    assert list(alone.index.get_level_values("reading").unique()) == ["all the paper's tables"]
+    np.testing.assert_allclose(alone.to_numpy(), r.loc["all the paper's tables"].to_numpy())
     # the small-n reading is the maximum over the paper's cells and the added ones
     assert (r.loc["small n added"] >= r.loc["the paper's text"] - 1e-12).all().all()
     # one table of the larger pool recomputed by hand
