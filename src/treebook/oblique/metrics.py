@@ -34,6 +34,16 @@ __all__ = ["mse_rows", "off_ink_share", "pca_reconstruct", "skimage019_data_rang
 _LIMIT = 1e150
 
 
+def _image_shape(shape, n_columns):
+    """``shape`` as a tuple of ints, checked: positive sides whose product is ``n_columns``."""
+    if not shape or not all(isinstance(s, Integral) and not isinstance(s, bool) and s >= 1 for s in shape):
+        raise ValueError(f"shape must be a tuple of positive ints, got {shape!r}")
+    shape = tuple(int(s) for s in shape)
+    if int(np.prod(shape)) != n_columns:
+        raise ValueError(f"shape {shape} holds {int(np.prod(shape))} values but X has {n_columns} columns")
+    return shape
+
+
 def _pair(X, Y, names=("X", "Y")):
     X = check_array(X, name=names[0])
     Y = check_array(Y, name=names[1])
@@ -57,11 +67,7 @@ def ssim_images(X, Y, shape, data_range=255.0, channel_axis=None):
     from skimage.metrics import structural_similarity
 
     X, Y = _pair(X, Y)
-    if not shape or not all(isinstance(s, Integral) and not isinstance(s, bool) and s >= 1 for s in shape):
-        raise ValueError(f"shape must be a tuple of positive ints, got {shape!r}")
-    shape = tuple(int(s) for s in shape)
-    if int(np.prod(shape)) != X.shape[1]:
-        raise ValueError(f"shape {shape} holds {int(np.prod(shape))} values but X has {X.shape[1]} columns")
+    shape = _image_shape(shape, X.shape[1])
     spatial = list(shape)
     if channel_axis is not None:
         if not -len(shape) <= channel_axis < len(shape):
@@ -101,11 +107,7 @@ def ssim_authors(X, Y, shape=(28, 28)):
 
     x_dtype = np.asarray(X).dtype
     X, Y = _pair(X, Y)
-    if not shape or not all(isinstance(s, Integral) and not isinstance(s, bool) and s >= 1 for s in shape):
-        raise ValueError(f"shape must be a tuple of positive ints, got {shape!r}")
-    shape = tuple(int(s) for s in shape)
-    if int(np.prod(shape)) != X.shape[1]:
-        raise ValueError(f"shape {shape} holds {int(np.prod(shape))} values but X has {X.shape[1]} columns")
+    shape = _image_shape(shape, X.shape[1])
     if len(shape) < 2 or min(shape[:-1]) < 7:
         raise ValueError(f"shape {shape}: the authors' SSIM treats the last axis as channels, and needs every "
                          "other axis at least 7 long")
