@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     elif args.command == "run":
         from papermill.exceptions import PapermillExecutionError
 
-        from .notebooks import check_parameters, notebook_path, parse_parameter, run_notebook
+        from .notebooks import check_parameters, error_line, notebook_path, parse_parameter, run_notebook
 
         out = args.out if args.out is not None else tempfile.mkdtemp(prefix="treebook-")
         try:
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
             return 2
         except PapermillExecutionError as exc:
             executed = Path(out).resolve() / f"{notebook_path(args.notebook).stem}.ipynb"
-            print(f"treebook run: {args.notebook} failed in cell [{exc.exec_count}]: {exc.ename}: {exc.evalue}\n"
+            print(f"treebook run: {args.notebook} failed: {error_line(exc)}\n"
                   f"  the executed notebook, with the whole traceback: {executed}", file=sys.stderr)
             return 1
         print(f"executed: {path}")
@@ -105,8 +105,6 @@ def main(argv=None) -> int:
 
         return 1 if check_book(args.html, args.out) else 0
     elif args.command == "sweep":
-        import pandas as pd
-
         from .sweep import SweepLockError, run_sweep
 
         try:
@@ -120,7 +118,8 @@ def main(argv=None) -> int:
         failed = len(bad)
         for row in bad.itertuples():
             point = {k: v for k, v in row._asdict().items()
-                     if k not in ("Index", "run_id", "status", "error", "seconds", "notebook") and not pd.isna(v)}
+                     if k not in ("Index", "run_id", "status", "error", "seconds", "notebook")
+                     and not (isinstance(v, float) and v != v)}  # NaN: a column of another grid
             print(f"failed: run {row.run_id} {point}: {row.error}\n  traceback: {args.out}/runs/{row.run_id}/error.txt",
                   file=sys.stderr)
         print(f"{len(table)} runs of this grid, {failed} failed; table of every run in {args.out}: "
