@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from treebook.nominal.partitions import WIN_RTOL, at_least_as_good, best_partition
+from treebook.sweep import read_runs
 from treebook.validation import check_random_state
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "EXCESS_READINGS",
     "PAPER_METHODS",
     "excess_readings",
+    "load_excess_sweep",
+    "replicate_ranges",
     "random_table",
     "simulate",
     "win_percentages",
@@ -246,3 +249,40 @@ def ratio_to_optimum(df: pd.DataFrame) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         d["ratio"] = np.where(d["opt"] > 0, d["impurity_value"] / d["opt"], 1.0)
     return d
+
+
+def load_excess_sweep(folder, n_tables: int) -> pd.DataFrame:
+    """The replicate maxima of a ``treebook sweep`` of ``notebooks/sweeps/01-excess-point.ipynb`` in
+    ``folder`` (the run folders a sweep commits), at ``n_tables`` tables per cell: a DataFrame with columns
+    ``seed``, ``reading``, ``method``, ``gini`` and ``entropy`` (percent). Unfinished points are left out;
+    a sweep with no finished point at ``n_tables`` is refused, naming the numbers of tables it has."""
+    runs = [r for r in read_runs(folder, "sweeps/01-excess-point") if r.record is not None]
+    match = [r for r in runs if int(r.params["n_tables"]) == int(n_tables)]
+    if not match:
+        have = sorted({int(r.params["n_tables"]) for r in runs})
+        raise ValueError(f"no finished point of the excess sweep in {folder} at n_tables = {n_tables} "
+                         f"(finished points have n_tables in {have})")
+    rows = [{"seed": int(r.params["seed"]), **row} for r in match for row in r.record["results"]["rows"]]
+    out = pd.DataFrame(rows, columns=["seed", "reading", "method", "gini", "entropy"])
+    unknown = sorted(set(out["reading"]) - set(EXCESS_READINGS))
+    if unknown:
+        raise ValueError(f"unknown readings {unknown} in the excess sweep in {folder}")
+    out.attrs["seconds"] = float(np.nansum([r.seconds for r in match]))
+    order = {r: i for i, r in enumerate(EXCESS_READINGS)}
+    return out.sort_values(["reading", "method", "seed"], key=lambda c: c.map(order) if c.name == "reading" else c,
+                           ignore_index=True)
+
+
+def replicate_ranges(replicates: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """For each (reading, method, impurity) of ``replicates`` (as :func:`load_excess_sweep` returns), the
+    smallest and largest replicate maximum, the number of replicates, the paper's value (``paper``: rows
+    methods, columns impurities) and ``inside``: whether the paper's value lies in ``[low, high]``. With R
+    replicates, a further draw of the same reading falls inside their range with probability (R - 1) / (R + 1);
+    a paper value outside it is unlikely under that reading."""
+    long = replicates.melt(id_vars=["seed", "reading", "method"], value_vars=["gini", "entropy"],
+                           var_name="impurity", value_name="excess")
+    g = long.groupby(["reading", "method", "impurity"], sort=False)["excess"]
+    out = pd.DataFrame({"low": g.min(), "high": g.max(), "replicates": g.size()})
+    out["paper"] = [float(paper.loc[m, imp]) if m in paper.index else np.nan for _, m, imp in out.index]
+    out["inside"] = (out["low"] <= out["paper"]) & (out["paper"] <= out["high"])
+    return out
