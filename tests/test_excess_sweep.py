@@ -9,6 +9,7 @@ import pytest
 from treebook.nominal.montecarlo import (
     AUTHORS_METHODS,
     EXCESS_READINGS,
+    UNION_READINGS,
     excess_readings,
     load_excess_sweep,
     replicate_ranges,
@@ -45,6 +46,26 @@ def test_the_sweep_reads_back_and_ranges_place_the_paper(tmp_path):
     assert {k: bool(rng.loc[("the paper's text", *k), "inside"]) for k in expected} == expected
     assert rng.loc[("the paper's text", AUTHORS_METHODS[0], "entropy"), "inside"]  # 30 = 10 x 3, the top end
     assert not rng.loc[("the paper's text", AUTHORS_METHODS[1], "gini"), "inside"]  # 0.5 below 2
+
+
+def test_a_union_reading_the_points_did_not_save_is_derived_per_seed(tmp_path):
+    readings = ["the paper's text", "entries 0..2", "entries 0..15", "small n added", "all the paper's tables"]
+    for seed in (1, 2):
+        run = tmp_path / "runs" / f"s{seed}"
+        run.mkdir(parents=True)
+        (run / "params.json").write_text(json.dumps({"seed": seed, "n_tables": 100}))
+        rows = [{"reading": r, "method": m, "gini": float(seed * (j + 1) + i), "entropy": float(10 * seed - j)}
+                for j, r in enumerate(readings) for i, m in enumerate(AUTHORS_METHODS)]
+        (run / "result.json").write_text(json.dumps({"results": {"rows": rows}}))
+        (run / "run.json").write_text(json.dumps({"seconds": 1.0, "status": "ok"}))
+    rep = load_excess_sweep(tmp_path, 100)
+    assert list(dict.fromkeys(rep["reading"])) == [r for r in EXCESS_READINGS if r in (*readings, "small n too")]
+    got = rep[rep.reading == "small n too"].set_index(["seed", "method"])
+    covered = rep[rep.reading.isin(UNION_READINGS["small n too"])].groupby(["seed", "method"])[["gini", "entropy"]].max()
+    pd.testing.assert_frame_equal(got[["gini", "entropy"]].sort_index(), covered.sort_index())
+    # the saved union reading is kept as saved, not derived again
+    saved = rep[rep.reading == "all the paper's tables"]
+    assert sorted(saved.gini) == sorted(5.0 * s + i for s in (1, 2) for i in range(len(AUTHORS_METHODS)))
 
 
 def test_a_sweep_at_another_number_of_tables_is_refused(tmp_path):

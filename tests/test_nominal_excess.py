@@ -66,6 +66,11 @@ def test_excess_readings_runs_every_reading_and_reuses_the_paper_cells():
     alone = excess_readings(8, 1, ns=[6], ks=[3], base=base, readings=["all the paper's tables"])
     assert list(alone.index.get_level_values("reading").unique()) == ["all the paper's tables"]
     np.testing.assert_allclose(alone.to_numpy(), r.loc["all the paper's tables"].to_numpy())
+    # "small n too" is the largest of those three and the small-n reading, run alone or beside them
+    four = [*three, r.loc["small n added"]]
+    np.testing.assert_allclose(r.loc["small n too"].to_numpy(), np.maximum.reduce([t.to_numpy() for t in four]))
+    alone = excess_readings(8, 1, ns=[6], ks=[3], small_ns=[4], base=base, readings=["small n too"], progress=True)
+    np.testing.assert_allclose(alone.to_numpy(), r.loc["small n too"].to_numpy())
     # the small-n reading is the maximum over the paper's cells and the added ones
     assert (r.loc["small n added"] >= r.loc["the paper's text"] - 1e-12).all().all()
     # one table of the larger pool recomputed by hand
