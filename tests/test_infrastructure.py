@@ -216,3 +216,20 @@ def test_a_kernel_that_dies_at_start_is_started_again(monkeypatch, tmp_path):
     with pytest.raises(RuntimeError, match="a cell failed"):
         execute_notebook("a.ipynb", tmp_path / "b.ipynb")
     assert len(calls) == 1
+
+
+def test_a_notebook_kernel_is_on_unix_sockets_and_does_not_warn_of_tcp(tmp_path, capfd):
+    """execute_notebook starts its kernel on IPC transport: the notebook runs, no network port is opened
+    and the kernel prints no warning about unencrypted TCP; a caller's own kernel manager is kept."""
+    from treebook.notebooks import execute_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("from ipykernel.connect import get_connection_info\n"
+                                          "print(get_connection_info(unpack=True)['transport'])")]
+    src, dst = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    nbformat.write(nb, src)
+    execute_notebook(src, dst, kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    out = "".join(o.get("text", "") for o in nbformat.read(dst, as_version=4).cells[0].outputs)
+    assert out.split()[-1] == "ipc"
+    assert "without encryption" not in capfd.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.ipynb", "b.ipynb"]  # no socket files left here

@@ -28,8 +28,9 @@ KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
 def execute_notebook(src, dst, *, attempts: int = 3, **kwargs):
     """``papermill.execute_notebook``, started again when the kernel dies before it answers.
 
-    Kernels started at the same moment (a sweep's workers, parallel tests) can race for the same free
-    TCP port, and the loser exits with "Address already in use" before any cell runs; such a start is
+    The kernel listens on Unix domain sockets unless ``kernel_manager_class`` says otherwise. Kernels on
+    TCP ports started at the same moment (a sweep's workers, parallel tests) can race for the same free
+    port, and the loser exits with "Address already in use" before any cell runs; such a start is
     retried, up to ``attempts`` times in all. Any other error is raised at once.
 
     The kernel inherits this process's environment. A non-interactive matplotlib backend named there
@@ -40,6 +41,7 @@ def execute_notebook(src, dst, *, attempts: int = 3, **kwargs):
     import papermill
 
     drop_headless_backend()
+    kwargs.setdefault("kernel_manager_class", _local_kernel_manager())
     for attempt in range(1, attempts + 1):
         try:
             return papermill.execute_notebook(str(src), str(dst), **kwargs)
@@ -47,6 +49,20 @@ def execute_notebook(src, dst, *, attempts: int = 3, **kwargs):
             if KERNEL_START_FAILURE not in str(exc) or attempt == attempts:
                 raise
             time.sleep(0.5 + random.random())
+
+
+def _local_kernel_manager():
+    """The kernel manager of :func:`execute_notebook`: jupyter_client's, with the kernel on Unix domain
+    sockets (IPC) instead of TCP ports. The kernel is local, so nothing needs a network port, and its
+    traffic stays off the loopback interface (the kernel no longer warns of unencrypted TCP)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LocalKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            super().__init__(**kwargs)
+
+    return LocalKernelManager
 
 
 def drop_headless_backend() -> None:
