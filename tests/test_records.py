@@ -187,3 +187,18 @@ def test_a_prose_edit_reuses_the_outputs_and_only_images_carry_a_caption(tmp_pat
     src["cells"][2]["source"] = "plot(a + 1)"
     (tmp_path / "src.ipynb").write_text(json.dumps(src))
     assert code_key(tmp_path / "src.ipynb", {"a": 2}, "lib") != key  # code does
+
+
+@pytest.mark.parametrize("path", _stored(), ids=lambda p: p.stem)
+def test_a_scale_row_shows_the_paper_scale_verdict_where_that_run_does_not_agree(path):
+    """The scorecards' rule, over every row of every stored record: a book row excused by scale shows the
+    stored paper-scale verdict unless that run agrees; every other verdict is kept as it is."""
+    stored = load_results(path)["scorecard"]
+    book = [{**row, "verdict": "differs: scale", "tolerance": None} for row in stored]
+    frame = scorecard_frame(book, path.stem, log=lambda *_: None)
+    assert len(frame) == len(stored)
+    for row, shown in zip(stored, frame.itertuples()):
+        assert shown.verdict == ("differs: scale" if row["verdict"] == "agrees" else row["verdict"]), row["quantity"]
+    kept = scorecard_frame([{**row, "verdict": "differs: protocol", "note": "inherent: x"} for row in stored[:3]],
+                           path.stem, log=lambda *_: None)
+    assert (kept.verdict == "differs: protocol").all()

@@ -52,7 +52,7 @@ import numpy as np
 
 __all__ = ["VERDICTS", "PROTOCOL_KINDS", "to_jsonable", "scorecard_row", "check_verdicts", "paper_digits", "record_slice",
            "recompute_slice", "save_results", "load_results", "provenance", "store_record", "stored_record",
-           "stored_records_dir", "paper_scale_value", "scorecard_frame", "code_state"]
+           "stored_records_dir", "paper_scale_value", "effective_verdict", "scorecard_frame", "code_state"]
 
 #: the verdicts a scorecard row may carry
 VERDICTS = ("agrees", "differs: scale", "differs: protocol", "differs: unexplained", "our comparison")
@@ -313,11 +313,21 @@ def paper_scale_value(record: dict | None, quantity: str, field: str = "ours"):
     return None
 
 
+def effective_verdict(verdict, paper_scale_verdict):
+    """The verdict a scorecard shows for a row: a ``differs: scale`` row whose stored paper-scale run
+    does not agree takes that run's verdict (scale is an excuse only until the paper-scale run says
+    otherwise); any other row keeps its own."""
+    if verdict == "differs: scale" and isinstance(paper_scale_verdict, str) and paper_scale_verdict != "agrees":
+        return paper_scale_verdict
+    return verdict
+
+
 def scorecard_frame(rows, stem: str, log=print):
     """A chapter's scorecard as a DataFrame, with the stored paper-scale value of each row beside ours.
 
     The ``paper-scale`` column holds ``ours`` of the same quantity in ``results/paper/<stem>.json``
-    (blank where no record is stored or it lacks the row); its provenance is printed first.
+    (blank where no record is stored or it lacks the row); its provenance is printed first. The
+    ``verdict`` column is the :func:`effective_verdict` of the row's own and the paper-scale one.
     """
     import pandas as pd
 
@@ -334,4 +344,5 @@ def scorecard_frame(rows, stem: str, log=print):
     frame = pd.DataFrame(rows, columns=["quantity", "paper", "ours", "tolerance", "verdict", "note"])
     frame.insert(3, "paper-scale", [paper_scale_value(stored, q) for q in frame.quantity])
     frame.insert(5, "paper-scale verdict", [paper_scale_value(stored, q, "verdict") for q in frame.quantity])
+    frame["verdict"] = [effective_verdict(v, p) for v, p in zip(frame["verdict"], frame["paper-scale verdict"])]
     return frame
