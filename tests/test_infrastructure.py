@@ -3,6 +3,7 @@
 import ast
 import json
 import shutil
+from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -233,3 +234,30 @@ def test_a_notebook_kernel_is_on_unix_sockets_and_does_not_warn_of_tcp(tmp_path,
     assert out.split()[-1] == "ipc"
     assert "without encryption" not in capfd.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.ipynb", "b.ipynb"]  # no socket files left here
+
+
+def test_kernels_started_side_by_side_get_socket_directories_of_their_own(tmp_path):
+    """Two kernels started from the same working directory at the same time do not share socket files
+    (jupyter_client's default IPC prefix is one fixed name in the working directory; two kernels on it
+    read each other's messages and fail with 'Invalid Signature'); each directory goes with its kernel."""
+    import subprocess
+    import sys
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import time\n"
+                                          "from ipykernel.connect import get_connection_info\n"
+                                          "print(get_connection_info(unpack=True)['ip'])\n"
+                                          "time.sleep(3)")]
+    nbformat.write(nb, tmp_path / "a.ipynb")
+    run = ("import sys\nfrom treebook.notebooks import execute_notebook\n"
+           "execute_notebook('a.ipynb', sys.argv[1], kernel_name='python3', progress_bar=False)")
+    procs = [subprocess.Popen([sys.executable, "-c", run, f"out{i}.ipynb"], cwd=tmp_path,
+                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    errors = [proc.communicate(timeout=240)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], errors
+    assert not any("Invalid Signature" in err for err in errors)
+    ips = ["".join(o.get("text", "") for o in nbformat.read(tmp_path / f"out{i}.ipynb", as_version=4)
+                   .cells[0].outputs).split()[-1] for i in range(2)]
+    assert ips[0] != ips[1]
+    assert all(Path(ip).is_absolute() and not Path(ip).parent.exists() for ip in ips)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.ipynb", "out0.ipynb", "out1.ipynb"]

@@ -12,6 +12,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -60,7 +61,19 @@ def _local_kernel_manager():
     class LocalKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             kwargs.setdefault("transport", "ipc")
+            if kwargs["transport"] == "ipc" and "ip" not in kwargs:
+                # Each kernel's sockets in a directory of its own: jupyter_client's default prefix
+                # ("kernel-ipc" in the working directory) is shared by kernels started side by side,
+                # and two of them would then pick the same socket files.
+                self._socket_dir = tempfile.mkdtemp(prefix="treebook-kernel-")
+                kwargs["ip"] = os.path.join(self._socket_dir, "ipc")
             super().__init__(**kwargs)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            socket_dir = getattr(self, "_socket_dir", None)
+            if socket_dir is not None and not restart:
+                shutil.rmtree(socket_dir, ignore_errors=True)
 
     return LocalKernelManager
 
