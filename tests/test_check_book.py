@@ -171,3 +171,58 @@ def test_check_a_fake_site_in_chromium(tmp_path):
                                                                  "raw.html": 0}
     summary = "\n".join(logged)
     assert "book/broken.html" in summary and "2 problem(s):" in summary
+
+
+def test_the_root_index_is_the_root_page_itself(tmp_path):
+    """index.html is written as the root page (not a meta-refresh redirect), its relative links resolving
+    from the root page's folder; a missing root page or one that already has a <base> is refused."""
+    from treebook.book import write_root_index
+
+    (tmp_path / "book").mkdir()
+    page = ('<!DOCTYPE html>\n<html data-content_root="../"><head>\n<link href="../_static/a.css" rel="stylesheet">'
+            '</head><body><a href="../notebooks/ch.html">chapter</a><a href="scorecard.html">scores</a></body></html>')
+    (tmp_path / "book" / "intro.html").write_text(page)
+    (tmp_path / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />')
+    index = write_root_index(tmp_path, "book/intro")
+    text = index.read_text()
+    assert "Refresh" not in text and text.replace('\n<base href="book/intro.html">', "") == page
+    assert text.index("<base") < text.index("_static/a.css")  # before any relative URL of the head
+    with pytest.raises(FileNotFoundError, match="root document"):
+        write_root_index(tmp_path, "book/missing")
+    (tmp_path / "book" / "based.html").write_text("<html><head><base href='x/'></head></html>")
+    with pytest.raises(ValueError, match="<base>"):
+        write_root_index(tmp_path, "book/based")
+
+
+def _scorecard_html(panels, rows):
+    head = "<tr><th>chapter</th><th>quantity</th><th>paper</th><th>ours</th><th>paper-scale</th><th>verdict</th></tr>"
+    body = "".join(f"<tr><td>{ch}</td><td>{q}</td><td>1</td><td>2</td><td></td><td>{v}</td></tr>"
+                   for ch, q, v in rows)
+    return (f"<html><body><script>var panels = 'chapter x: 0 numeric rows';</script>"
+            f"<pre>panels: {panels}</pre><table>{head}{body}</table></body></html>")
+
+
+def test_scorecard_problems_follow_the_pages_rule():
+    """The scorecard page fails on a panel without numeric rows, a missing panel list, a verdict outside
+    the list and a 'differs: scale' row whose stored paper-scale run does not agree; a page that keeps
+    the rule passes (scripts are not read as the page's text)."""
+    from treebook.check_book import scorecard_problems
+
+    records = {"03-shape-trees": {"scorecard": [
+        {"quantity": "proof rate % K=3, D=3", "verdict": "differs: scale"},
+        {"quantity": "train accuracy %", "verdict": "agrees"}]}}
+    good = _scorecard_html("chapter 3 shape: 2 numeric rows",
+                           [("3 shape", "proof rate % K=3, D=3", "differs: scale"),
+                            ("3 shape", "train accuracy %", "differs: scale"),
+                            ("3 shape", "test accuracy &gt; 80 %", "agrees")])
+    assert scorecard_problems(good, records) == []
+    bad = _scorecard_html("chapter 3 shape: 2 numeric rows; chapter 4 oblique: 0 numeric rows",
+                          [("3 shape", "proof rate % K=3, D=3", "differs: scale"), ("3 shape", "x", "fine")])
+    records["03-shape-trees"]["scorecard"][0]["verdict"] = "differs: unexplained"
+    problems = scorecard_problems(bad, records)
+    assert any("chapter 4 oblique has no numeric row" in p for p in problems)
+    assert any("proof rate" in p and "'differs: unexplained'" in p for p in problems)
+    assert any("'fine' is not one of" in p for p in problems)
+    assert len(problems) == 3
+    assert any("lists no figure panel" in p for p in scorecard_problems("<table></table>", {}))
+    assert any("no table of every row" in p for p in scorecard_problems("<p>panels: chapter 1: 3 numeric rows</p>", {}))

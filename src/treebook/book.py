@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from .notebooks import execute_notebook, load_profile, project_root, toc_notebooks
+from .notebooks import execute_notebook, load_profile, project_root, read_yaml, toc_notebooks
 
 __all__ = ["build_book", "check_html", "image_outputs", "prepare_for_book"]
 
@@ -277,8 +277,29 @@ def build_book(profile: str = "book", only: list[str] | None = None, jobs: int |
     if html.exists():
         shutil.rmtree(html)
     shutil.copytree(stage / "_build" / "html", html)
-    index = html / "index.html"
+    index = write_root_index(html, read_yaml(root / "_toc.yml")["root"])
     log(f"treebook: book written to {index.relative_to(root)}")
+    return index
+
+
+_HEAD = re.compile(r"<head\b[^>]*>", re.I)
+
+
+def write_root_index(html_dir, root_doc: str) -> Path:
+    """Make ``index.html`` the book's root page itself, not the redirect that the build writes there (the
+    root document, ``root_doc`` of ``_toc.yml``, lives in a subfolder): a copy of the root page whose
+    relative links resolve from the root page's folder through a ``<base>`` element. Returns its path."""
+    html_dir = Path(html_dir)
+    page = html_dir / f"{root_doc}.html"
+    if not page.is_file():
+        raise FileNotFoundError(f"{page}: the root document of _toc.yml was not built")
+    text = page.read_text(encoding="utf-8")
+    head = _HEAD.search(text)
+    if head is None or re.search(r"<base\b", text, re.I):
+        raise ValueError(f"{page}: expected one <head> and no <base> element")
+    index = html_dir / "index.html"
+    base = f'\n<base href="{root_doc}.html">'
+    index.write_text(text[:head.end()] + base + text[head.end():], encoding="utf-8")
     return index
 
 

@@ -20,6 +20,10 @@ reports per page:
 * missing files: other requests the local server answered with an error (a 404 font or script);
 * the number of ``<img>`` elements (the summary's first column).
 
+On the scorecard page (``book/scorecard.html``, read as static HTML beside the stored paper-scale records
+of ``--records``) it also fails on a figure panel without a numeric row and on a verdict that breaks the
+page's rule (a ``differs: scale`` row whose paper-scale run does not agree), see ``scorecard_problems``.
+
 It prints one line per page and exits 1 when any problem was found, 0 when none, 2 when the check
 could not run. ``check_book(html_dir, out_dir)`` does the same and returns the problems as strings.
 
@@ -45,10 +49,11 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["check_book", "discover_pages", "find_raw_tex", "looks_like_tex", "external_urls",
+__all__ = ["check_book", "scorecard_problems", "discover_pages", "find_raw_tex", "looks_like_tex", "external_urls",
            "screenshot_name", "serve", "ensure_browser", "PageReport", "format_summary", "main"]
 
 CHROMIUM = "/usr/bin/chromium"
@@ -474,7 +479,97 @@ def format_summary(reports: list[PageReport]) -> str:
     return "\n".join(lines)
 
 
-def check_book(html_dir="_build/html", out_dir="_build/screenshots", log=print) -> list[str]:
+# ---------------------------------------------------------------------------------------------------
+# The scorecard page (static HTML: its tables and printed lines need no browser)
+
+SCORECARD_PAGE = "book/scorecard.html"
+_PANEL = re.compile(r"chapter ([^:;]+?): (\d+) numeric rows?")
+
+
+class _PageText(HTMLParser):
+    """The text of an HTML page (``text``) and its tables as rows of cell texts (``tables``)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.text, self.tables = [], []
+        self._cell = None
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self._skip += 1
+        elif tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self.tables and self.tables[-1]:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style"):
+            self._skip = max(0, self._skip - 1)
+        elif tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._skip:
+            return
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def scorecard_problems(html: str, records: dict) -> list[str]:
+    """What is wrong with the built scorecard page ``html`` given the stored paper-scale ``records``
+    (notebook name: record): a figure panel with no numeric row or no list of the panels, a verdict that
+    is not one of ``VERDICTS``, and a ``differs: scale`` row whose stored paper-scale run does not agree
+    (the page's own rule: such a row takes the paper-scale verdict)."""
+    from .results import VERDICTS, chapter_label
+
+    page = _PageText()
+    page.feed(html)
+    text = " ".join("".join(page.text).split())
+    problems = []
+    panels = [(m.group(1).strip(), int(m.group(2))) for line in re.findall(r"panels: ([^\n]*)", text)
+              for m in _PANEL.finditer(line)]
+    if not panels:
+        problems.append("the page lists no figure panel ('panels: chapter ...: n numeric rows')")
+    problems += [f"the figure panel of chapter {ch} has no numeric row" for ch, n in panels if n == 0]
+    stored = {(chapter_label(stem), " ".join(str(row.get("quantity", "")).split())): row.get("verdict")
+              for stem, rec in records.items() for row in rec.get("scorecard", [])}
+    table = next((t for t in page.tables if t and {"chapter", "quantity", "verdict", "paper-scale"} <= set(t[0])),
+                 None)
+    if table is None:
+        return problems + ["the page has no table of every row (chapter, quantity, paper-scale, verdict)"]
+    col = {name: i for i, name in enumerate(table[0])}
+    for cells in table[1:]:
+        if len(cells) != len(col):
+            continue
+        chapter, quantity, verdict = cells[col["chapter"]], cells[col["quantity"]], cells[col["verdict"]]
+        where = f"chapter {chapter}, {quantity!r}"
+        if verdict not in VERDICTS:
+            problems.append(f"{where}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+        paper = stored.get((chapter, quantity))
+        if verdict == "differs: scale" and paper not in (None, "agrees", "differs: scale"):
+            problems.append(f"{where}: says 'differs: scale' while its paper-scale run says {paper!r}")
+    if len(table) < 2:
+        problems.append("the table of every row is empty")
+    return problems
+
+
+def _scorecard_check(html_dir: Path, records_dir: Path | None) -> list[str]:
+    page = html_dir / SCORECARD_PAGE
+    if not page.is_file():
+        return []
+    records = {}
+    if records_dir is not None and Path(records_dir).is_dir():
+        records = {p.stem: json.loads(p.read_text()) for p in sorted(Path(records_dir).glob("*.json"))}
+    return [f"{SCORECARD_PAGE}: {p}" for p in scorecard_problems(page.read_text(encoding="utf-8"), records)]
+
+
+def check_book(html_dir="_build/html", out_dir="_build/screenshots", log=print,
+               records_dir="results/paper") -> list[str]:
     """Check every page of the built book in headless Chromium; return the problems (empty: all good).
 
     Screenshots go to ``out_dir`` (one PNG per page) with ``report.json`` beside them; the summary and
@@ -506,7 +601,7 @@ def check_book(html_dir="_build/html", out_dir="_build/screenshots", log=print) 
         finally:
             with contextlib.suppress(Exception):
                 driver.quit()
-    problems = [p for r in reports for p in r.problems()]
+    problems = [p for r in reports for p in r.problems()] + _scorecard_check(html_dir, records_dir)
     (out_dir / "report.json").write_text(json.dumps([asdict(r) for r in reports], indent=1))
     log(format_summary(reports))
     if problems:
@@ -523,9 +618,11 @@ def main(argv=None) -> int:
                                 epilog="Exit status: 0 no problem, 1 problems found, 2 the check could not run.")
     p.add_argument("--html", default="_build/html", help="the built book (default: _build/html)")
     p.add_argument("--out", default="_build/screenshots", help="folder for the screenshots (default: %(default)s)")
+    p.add_argument("--records", default="results/paper",
+                   help="the stored paper-scale records the scorecard page is checked against (default: %(default)s)")
     args = p.parse_args(argv)
     try:
-        problems = check_book(args.html, args.out)
+        problems = check_book(args.html, args.out, records_dir=args.records)
     except (FileNotFoundError, BrowserMissing) as exc:
         print(f"check_book: {exc}", file=sys.stderr)
         return 2

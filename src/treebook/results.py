@@ -57,6 +57,15 @@ __all__ = ["VERDICTS", "PROTOCOL_KINDS", "to_jsonable", "scorecard_row", "check_
 #: the verdicts a scorecard row may carry
 VERDICTS = ("agrees", "differs: scale", "differs: protocol", "differs: unexplained", "our comparison")
 
+#: the chapter label of a record (by the first two characters of its notebook's name) on the scorecard page
+CHAPTER_LABELS = {"00": "0 tree core", "01": "1 nominal", "02": "2 interval", "03": "3 shape", "04": "4 oblique"}
+
+
+def chapter_label(stem: str) -> str:
+    """The scorecard page's label of the chapter whose notebook is ``stem`` (``stem`` itself if none)."""
+    return CHAPTER_LABELS.get(stem[:2], stem)
+
+
 #: the words one of which a ``differs: protocol`` row's note must contain
 PROTOCOL_KINDS = ("inherent:", "removable:")
 
