@@ -121,12 +121,12 @@ for name, (make, y, limit) in _estimators().items():
     case(f"{name}.predict-X-renamed-columns", lambda e=frame_fit: _out(e, pd.DataFrame(X, columns=list("abd"))),
          "X")
     # parameters
-    params = {"max_depth": [-1, 1.5, "3"], "min_samples_leaf": [0, -1, 1.5],
-              "random_state": [np.random.default_rng(0), "x", -1, 1.5]}
+    params = {"max_depth": [-1, 1.5, "3", True], "min_samples_leaf": [0, -1, 1.5, True],
+              "random_state": ["x", -1, 1.5, True]}
     if name == "ShapeCARTClassifier":
         params.update(min_samples_split=[0, 1, 2.5], max_breakpoints=[0], n_intervals=[1])
     if "Forest" in name:
-        params.update(n_estimators=[0, 2.0], max_samples=[0, 1.5, np.nan], max_features=[0, -0.1],
+        params.update(n_estimators=[0, 2.0, True], max_samples=[0, 1.5, np.nan, True], max_features=[0, -0.1, True],
                       bootstrap=["no", 1], box=[(1, 0), "ab", (0, [1, 2]), (np.nan, 1), (0, "a")],
                       margin=[-1, np.nan, np.inf], progress=["yes"])
         params.update(target=["each", None], on_infeasible=["ignore", True], split_rule=["median"])
@@ -144,7 +144,7 @@ for name, (make, y, limit) in _estimators().items():
     for pname, values in params.items():
         for v in values:
             case(f"{name}.param-{pname}={_label(v)}", lambda m=make, y=y, k=pname, v=v: _fit(m, y, X, **{k: v}), pname)
-    for v in (None, 3, np.int64(3), np.random.RandomState(0)):
+    for v in (None, 3, np.int64(3), np.random.RandomState(0), np.random.default_rng(0)):
         case(f"{name}.param-random_state={type(v).__name__}",
              lambda m=make, y=y, v=v: _out(_fit(m, y, X, random_state=v), X), VALID)
     case(f"{name}.param-max_depth=None", lambda m=make, y=y: _out(_fit(m, y, X, max_depth=None), X), VALID)
@@ -387,8 +387,12 @@ def test_seeds_follow_scikit_learn_rules():
     # None draws fresh entropy: over a few fits the random directions differ
     fits = {ObliqueForestEmbedding(n_estimators=2, max_depth=2).fit(X).weights_.tobytes() for _ in range(4)}
     assert len(fits) > 1
+    # a Generator is taken as every treebook estimator takes it: the same state, the same fit
+    e = ShapeCARTClassifier(random_state=np.random.default_rng(3)).fit(X, YC).predict(X)
+    f = ShapeCARTClassifier(random_state=np.random.default_rng(3)).fit(X, YC).predict(X)
+    assert np.array_equal(e, f)
     with pytest.raises(ValueError, match="random_state"):
-        ShapeCARTClassifier(random_state=np.random.default_rng(0)).fit(X, YC)
+        ShapeCARTClassifier(random_state=True).fit(X, YC)
 
 
 SHAPES = st.tuples(st.integers(0, 6), st.integers(0, 4))

@@ -179,7 +179,7 @@ def test_estimator_api_and_bad_input():
                 {"heuristic": "foo"}, {"and_rule": "bar"}, {"cart_leaves": (1,)}, {"similarity": "yes"},
                 {"max_expansions": -1}, {"max_expansions": 2.5}, {"cache_size": -1}, {"random_state": "x"},
                 {"time_limit": None}, {"time_limit": float("inf")}, {"lam": float("nan")}, {"max_depth": 1.5},
-                {"cart_leaves": (4.5, 3)}, {"warm_start": 1.0}):
+                {"cart_leaves": (4.5, 3)}, {"warm_start": 1.0}, {"max_depth": True}, {"lam": True}, {"warm_start": True}):
         with pytest.raises(ValueError):
             LiteratiClassifier(**bad).fit(X, y)
     with pytest.raises(ValueError, match="features"):
@@ -260,7 +260,8 @@ def test_time_limited_fit_loads_compiled_code_first_and_finds_the_same_tree(monk
 
 
 def test_random_state_semantics():
-    """An int seeds the local CART fits as given; a RandomState draws the seed; other values are refused."""
+    """An int seeds the local CART fits as given; a RandomState or a Generator draws the seed (the same
+    Generator state, the same tree); other values, a bool among them, are refused."""
     rng = np.random.default_rng(2)
     X = rng.random((120, 3))
     y = (X[:, 0] + X[:, 1] > 1).astype(int)
@@ -270,7 +271,10 @@ def test_random_state_semantics():
     assert a.objective_ == b.objective_
     LiteratiClassifier(random_state=np.random.RandomState(0), **kw).fit(X, y)
     LiteratiClassifier(random_state=None, **kw).fit(X, y)
-    for bad in ("x", 1.5, np.random.default_rng(0)):
+    g1 = LiteratiClassifier(random_state=np.random.default_rng(5), **kw).fit(X, y)
+    g2 = LiteratiClassifier(random_state=np.random.default_rng(5), **kw).fit(X, y)
+    assert g1.objective_ == g2.objective_
+    for bad in ("x", 1.5, True, -1):
         with pytest.raises(ValueError, match="random_state"):
             LiteratiClassifier(random_state=bad, **kw).fit(X, y)
 

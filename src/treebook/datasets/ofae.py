@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gzip
 import os
-from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, validate_params
+from sklearn.utils._param_validation import validate_params
+
+from ..validation import int_interval
 
 __all__ = ["first_of_each_class", "load_mnist_test", "read_idx", "rgb_patches"]
 
@@ -34,7 +35,7 @@ def read_idx(path):
 
 
 @validate_params(
-    {"n": [Interval(Integral, 1, 10000, closed="both"), None], "flatten": ["boolean"]},
+    {"n": [int_interval(1, 10000, closed="both"), None], "flatten": ["boolean"]},
     prefer_skip_nested_validation=True,
 )
 def load_mnist_test(n=None, flatten=True):
@@ -83,7 +84,7 @@ def first_of_each_class(labels, exclude=None):
 
 
 @validate_params(
-    {"size": [Interval(Integral, 1, None, closed="left")], "stride": [Interval(Integral, 1, None, closed="left")],
+    {"size": [int_interval(1, None, closed="left")], "stride": [int_interval(1, None, closed="left")],
      "images": [tuple, list]},
     prefer_skip_nested_validation=True,
 )

@@ -6,12 +6,11 @@ features (min-max scaled to [0, 1] by the collection's authors).  See ``data/sha
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 from sklearn.model_selection import train_test_split
-from sklearn.utils._param_validation import Interval, validate_params
+from sklearn.utils._param_validation import validate_params
 
+from ..validation import int_interval, real_interval
 from ._core import data_file
 
 __all__ = ["FOLD_SEEDS", "SHAPE_DATASETS", "load_shape_dataset", "paper_split"]
@@ -44,8 +43,8 @@ def load_shape_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 @validate_params(
-    {"y": ["array-like"], "seed": [Interval(Integral, 0, 2**32 - 1, closed="both")],
-     "val": [Interval(Real, 0, 1, closed="neither")], "test": [Interval(Real, 0, 1, closed="neither")]},
+    {"y": ["array-like"], "seed": [int_interval(0, 2**32 - 1, closed="both")],
+     "val": [real_interval(0, 1, closed="neither")], "test": [real_interval(0, 1, closed="neither")]},
     prefer_skip_nested_validation=True,
 )
 def paper_split(y, seed: int, val: float = 0.1, test: float = 0.2):

@@ -23,13 +23,11 @@ Solvers (all return the same optimum; tests compare them):
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 
-from treebook.validation import check_array, check_magnitude
+from treebook.validation import check_array, check_magnitude, int_interval, real_interval
 
 __all__ = [
     "SOLVERS",
@@ -384,8 +382,8 @@ def lowrank_structure(forest, tol=1e-10):
 
 @validate_params(
     {"forest": [HasMethods(["check_codes"])], "codes": ["array-like"], "solver": [StrOptions(set(SOLVERS))],
-     "n_jobs": [Interval(Integral, 1, None, closed="left"), None], "progress": ["boolean"],
-     "margin": [Interval(Real, 0, None, closed="left"), None]},
+     "n_jobs": [int_interval(1, None, closed="left"), None], "progress": ["boolean"],
+     "margin": [real_interval(0, None, closed="left"), None]},
     prefer_skip_nested_validation=True,
 )
 def decode_forest(forest, codes, solver="highs", n_jobs=1, progress=False, margin=None):

@@ -18,13 +18,12 @@ applies. ``point="mid"`` (the centre of the box within the training range) is an
 
 from __future__ import annotations
 
-from numbers import Real
-
 import numpy as np
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.oblique.forest import ObliqueForestEmbedding
+from treebook.validation import real_interval
 
 __all__ = ["EForestEmbedding", "mcr_bounds"]
 
@@ -58,7 +57,7 @@ def _split_bounds(forest, g, margin):
 
 @validate_params(
     {"forest": [HasMethods(["check_codes"])], "codes": ["array-like"],
-     "margin": [Interval(Real, 0, None, closed="left")]},
+     "margin": [real_interval(0, None, closed="left")]},
     prefer_skip_nested_validation=True,
 )
 def mcr_bounds(forest, codes, margin=0.0):

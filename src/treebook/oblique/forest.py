@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from treebook.oblique.decode import SOLVERS
 from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, RANDOM_THRESHOLDS, grow_oblique_tree
 from treebook.oblique.splits import SPLIT_RULES
 from treebook.tree.cart import GROWTH_CONSTRAINTS, BaseTree
-from treebook.validation import check_array, check_magnitude, check_random_state, check_y, validate_X
+from treebook.validation import (
+    RANDOM_STATE,
+    check_array,
+    check_magnitude,
+    check_random_state,
+    check_y,
+    int_interval,
+    real_interval,
+    validate_X,
+)
 
 __all__ = ["HHCARTRegressor", "ObliqueForestEmbedding", "RandCARTRegressor", "check_box"]
 
@@ -179,22 +186,22 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "tree": [StrOptions({"hhcart", "randcart", "axis", "random"})],
         "direction": [StrOptions(set(DIRECTIONS))],
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
-        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
-        "max_samples": [Interval(Real, 0, 1, closed="right")],
-        "max_features": [Interval(Real, 0, 1, closed="right")],
+        "n_estimators": [int_interval(1, None, closed="left")],
+        "max_depth": [int_interval(1, None, closed="left"), None],
+        "max_samples": [real_interval(0, 1, closed="right")],
+        "max_features": [real_interval(0, 1, closed="right")],
         "bootstrap": ["boolean"],
-        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "min_samples_leaf": [int_interval(1, None, closed="left")],
         "split_rule": [StrOptions(set(SPLIT_RULES))],
         "target": [StrOptions({"shared", "per_tree"})],
         "rotation": [StrOptions({"per_node", "per_tree"})],
         "householder": [StrOptions(set(HOUSEHOLDER))],
         "box": ["array-like", None],
-        "margin": [Interval(Real, 0, None, closed="left")],
+        "margin": [real_interval(0, None, closed="left")],
         "solver": [StrOptions(set(SOLVERS))],
         "on_infeasible": [StrOptions({"warn", "raise"})],
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state"],
+        "n_jobs": [int_interval(1, None, closed="left"), None],
+        "random_state": RANDOM_STATE,
         "progress": ["boolean"],
         "random_threshold": [StrOptions(set(RANDOM_THRESHOLDS))],
     }
@@ -375,7 +382,7 @@ class _ObliqueTreeRegressor(RegressorMixin, BaseTree):
         "min_samples_leaf": GROWTH_CONSTRAINTS["min_samples_leaf"],
         "split_rule": [StrOptions(set(SPLIT_RULES))],
         # scikit-learn's seeds (None, an int, a RandomState), as the forests take them
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -15,18 +15,19 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..tree import Candidate, ShapeSplit, grow_tree
 from ..tree.cart import BaseTree
 from ..tree.criteria import node_impurity_classification, one_hot, weighted_impurity
 from ..validation import (
+    RANDOM_STATE,
     check_classification_targets,
     check_feature_names,
     check_magnitude,
     check_random_state,
     check_X_y,
+    int_interval,
     validate_X,
 )
 from .candidates import cart_candidates
@@ -123,12 +124,12 @@ class ShapeCARTClassifier(ClassifierMixin, BaseTree):
         self.random_state = random_state
 
     _parameter_constraints: dict = {
-        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
-        "max_breakpoints": [Interval(Integral, 1, None, closed="left")],
-        "n_intervals": [Interval(Integral, 2, None, closed="left")],
-        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
-        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "max_depth": [int_interval(0, None, closed="left"), None],
+        "max_breakpoints": [int_interval(1, None, closed="left")],
+        "n_intervals": [int_interval(2, None, closed="left")],
+        "min_samples_split": [int_interval(2, None, closed="left")],
+        "min_samples_leaf": [int_interval(1, None, closed="left")],
+        "random_state": RANDOM_STATE,
     }
 
     @_fit_context(prefer_skip_nested_validation=True)

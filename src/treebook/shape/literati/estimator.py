@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ...tree.cart import BaseTree
-from ...validation import check_classification_targets, check_X_y
+from ...validation import RANDOM_STATE, check_classification_targets, check_X_y, int_interval, real_interval
 from .search import AND_RULES, DEFAULT_CART_LEAVES, HEURISTICS, LiteratiSearch
 from .specs import cart_spec, spec_to_tree
 
@@ -84,11 +84,12 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         order their materialisation by bisection.  Same optimum, far fewer states.
     cache_size : int
         Number of most recent solved states kept in the value cache (0: none).
-    warm_start : float
+    warm_start : float or False
         For ``max_breakpoints > 1``: share of the budgets (time and expansions) first spent on the ``K = 1``
-        search, whose tree is inserted into the graph as the first incumbent (0 disables it).
-    random_state : int, RandomState instance or None
-        Seeds the local CART fits (tie breaking); ``None`` draws a seed from numpy's global generator.
+        search, whose tree is inserted into the graph as the first incumbent (0 or ``False`` disables it).
+    random_state : int, RandomState instance, Generator or None
+        Seeds the local CART fits (tie breaking); a ``RandomState`` or ``Generator`` draws the seed, ``None``
+        draws it from numpy's global generator.
     progress : bool
         Show a progress line (upper bound, lower bound, gap, states expanded).
 
@@ -99,21 +100,21 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
     """
 
     _parameter_constraints: dict = {
-        "max_depth": [Interval(Integral, 0, None, closed="left")],
-        "max_breakpoints": [Interval(Integral, 1, None, closed="left")],
-        "lam": [Interval(Real, 0, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
-        "max_expansions": [Interval(Integral, 0, None, closed="left"), None],
+        "max_depth": [int_interval(0, None, closed="left")],
+        "max_breakpoints": [int_interval(1, None, closed="left")],
+        "lam": [real_interval(0, None, closed="left")],
+        "alpha": [real_interval(0, None, closed="left")],
+        "time_limit": [real_interval(0, None, closed="neither"), None],
+        "max_expansions": [int_interval(0, None, closed="left"), None],
         "candidates": [StrOptions({"cart", "all"})],
         "cart_leaves": ["array-like"],
         "heuristic": [StrOptions(set(HEURISTICS))],
         "and_rule": [StrOptions(set(AND_RULES))],
         "exact_depth1": ["boolean"],
         "similarity": ["boolean"],
-        "cache_size": [Interval(Integral, 0, None, closed="left")],
-        "warm_start": [Interval(Real, 0, 1, closed="left")],
-        "random_state": ["random_state"],
+        "cache_size": [int_interval(0, None, closed="left")],
+        "warm_start": [real_interval(0, 1, closed="left"), Options(bool, {False})],
+        "random_state": RANDOM_STATE,
         "progress": ["boolean"],
     }
 
@@ -156,6 +157,8 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         rs = self.random_state
         if isinstance(rs, (Integral, np.integer)) and not isinstance(rs, bool):
             return int(rs)
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(np.iinfo(np.int32).max))
         return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
 
     def fit(self, X, y):
