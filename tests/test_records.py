@@ -202,3 +202,20 @@ def test_a_scale_row_shows_the_paper_scale_verdict_where_that_run_does_not_agree
     kept = scorecard_frame([{**row, "verdict": "differs: protocol", "note": "inherent: x"} for row in stored[:3]],
                            path.stem, log=lambda *_: None)
     assert (kept.verdict == "differs: protocol").all()
+
+
+def test_a_scorecard_table_keeps_every_cell_whole_and_badges_the_verdicts():
+    """The chapters' scorecard display: no cell is cut (a plain frame cuts at 50 characters), each verdict
+    cell carries its badge colour, an empty paper-scale verdict none, and the table takes the text's width."""
+    import pandas as pd
+
+    from treebook.results import VERDICT_COLOURS, scorecard_table
+
+    note = "inherent: " + "a long reason " * 20
+    frame = pd.DataFrame([{"quantity": "q" * 80, "paper": 1.0, "ours": 1.23456, "paper-scale": None,
+                           "tolerance": 0.1, "paper-scale verdict": None, "verdict": "differs: protocol",
+                           "note": note}])
+    html = scorecard_table(frame).to_html()
+    assert note.strip() in html and "q" * 80 in html and "..." not in html
+    assert html.count(VERDICT_COLOURS["differs: protocol"]) == 1 and "1.235" in html
+    assert "table-layout: fixed" in html and "width: 100%" in html

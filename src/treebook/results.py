@@ -52,7 +52,8 @@ import numpy as np
 
 __all__ = ["VERDICTS", "PROTOCOL_KINDS", "to_jsonable", "scorecard_row", "check_verdicts", "paper_digits", "record_slice",
            "recompute_slice", "save_results", "load_results", "provenance", "store_record", "stored_record",
-           "stored_records_dir", "paper_scale_value", "effective_verdict", "scorecard_frame", "code_state"]
+           "stored_records_dir", "paper_scale_value", "effective_verdict", "scorecard_frame", "scorecard_table",
+           "verdict_badge_css", "VERDICT_COLOURS", "code_state"]
 
 #: the verdicts a scorecard row may carry
 VERDICTS = ("agrees", "differs: scale", "differs: protocol", "differs: unexplained", "our comparison")
@@ -329,6 +330,43 @@ def effective_verdict(verdict, paper_scale_verdict):
     if verdict == "differs: scale" and isinstance(paper_scale_verdict, str) and paper_scale_verdict != "agrees":
         return paper_scale_verdict
     return verdict
+
+
+#: the colour of each verdict's badge (the chapters' scorecards and the scorecard page)
+VERDICT_COLOURS = {"agrees": "#2e7d32", "differs: scale": "#ef6c00", "differs: protocol": "#1565c0",
+                   "differs: unexplained": "#c62828", "our comparison": "#616161"}
+
+#: the columns of a chapter's scorecard and their share of the table's width (per cent)
+SCORECARD_WIDTHS = {"quantity": 20, "paper": 10, "ours": 12, "paper-scale": 11, "tolerance": 8,
+                    "paper-scale verdict": 9, "verdict": 9, "note": 21}
+
+
+def verdict_badge_css(verdict) -> str:
+    """CSS of a table cell that shows ``verdict`` as a coloured badge (none for an empty cell)."""
+    if not isinstance(verdict, str) or not verdict:
+        return ""
+    colour = VERDICT_COLOURS.get(verdict, "#616161")
+    return (f"background-color: {colour}; color: white; border-radius: 4px; font-weight: bold; "
+            "text-align: center")
+
+
+def scorecard_table(frame, widths=None):
+    """A scorecard frame (:func:`scorecard_frame`) for reading: a pandas ``Styler`` with every cell's whole
+    text (a plain frame cuts long cells at 50 characters), wrapped within a table of the text's width, the
+    verdicts as coloured badges, no index. ``widths`` maps columns to their share of the width (per cent;
+    default :data:`SCORECARD_WIDTHS`)."""
+    widths = SCORECARD_WIDTHS if widths is None else widths
+    verdicts = [c for c in ("verdict", "paper-scale verdict") if c in frame.columns]
+    return (frame.style.hide(axis="index")
+            .format(precision=3, na_rep="")
+            .set_table_styles([{"selector": "", "props": "width: 100%; table-layout: fixed;"},
+                               {"selector": "th", "props": "font-size: 0.8em; overflow-wrap: break-word;"}]
+                              + [{"selector": f"th.col{i}", "props": f"width: {widths[c]}%;"}
+                                 for i, c in enumerate(frame.columns) if c in widths])
+            .set_properties(**{"font-size": "0.78em", "white-space": "normal", "vertical-align": "top",
+                               "overflow-wrap": "break-word", "text-align": "left"})
+            .set_properties(subset=[c for c in ("note",) if c in frame.columns], **{"font-size": "0.72em"})
+            .map(verdict_badge_css, subset=verdicts))
 
 
 def scorecard_frame(rows, stem: str, log=print):
