@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..tree import BaseTree, ThresholdSplit, Tree, TreeBuilder
 from ..tree import prune as core_pruning
-from ..tree.cart import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT
+from ..tree.cart import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, resolve_max_features
 from ..validation import RANDOM_STATE, check_column_names, check_random_state, int_interval, real_interval
 from .losses import (
     LOSS_CONSTRAINTS,
@@ -178,21 +178,6 @@ def prune_tree(tree: Tree, alpha: float, collapse=None) -> Tree:
 MMIT_GROWTH_CONSTRAINTS = {k: v for k, v in GROWTH_CONSTRAINTS.items() if k != "min_impurity_decrease"}
 
 
-def _resolve_max_features(max_features, p):
-    if max_features is None:
-        return None
-    if max_features == "sqrt":
-        return max(1, int(np.sqrt(p)))
-    if max_features == "log2":
-        return max(1, int(np.log2(p)))
-    if isinstance(max_features, (float, np.floating)) and 0 < max_features <= 1:
-        return max(1, int(max_features * p))
-    if isinstance(max_features, (int, np.integer)) and max_features >= 1:
-        return min(int(max_features), p)
-    raise ValueError(f"max_features must be None, 'sqrt', 'log2', an int >= 1 or a float in (0, 1]; "
-                     f"got {max_features!r}")
-
-
 class MMITRegressor(RegressorMixin, BaseTree):
     """Maximum margin interval tree (Drouin, Hocking & Laviolette 2017).
 
@@ -253,7 +238,7 @@ class MMITRegressor(RegressorMixin, BaseTree):
         self.full_tree_ = grow_mmit(
             X, y, loss=self.loss, margin=self.margin, max_depth=self.max_depth,
             min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
-            max_features=_resolve_max_features(self.max_features, X.shape[1]), random_state=self.random_state)
+            max_features=resolve_max_features(self.max_features, X.shape[1]), random_state=self.random_state)
         self._collapse = node_collapse_alphas(self.full_tree_)
         self.tree_ = self.prune(self.ccp_alpha)
         return self

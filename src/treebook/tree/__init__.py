@@ -6,7 +6,7 @@ Every chapter's trees are :class:`Tree` objects; they differ in what a node test
 """
 
 from . import criteria, prune
-from .cart import BaseTree, CARTClassifier, CARTRegressor, ccp_node_costs, check_growth_params
+from .cart import BaseTree, CARTClassifier, CARTRegressor, ccp_node_costs
 from .compare import compare_with_sklearn
 from .export import export_text, plot_tree
 from .grow import FEATURE_THRESHOLD, Candidate, best_threshold_split, grow_tree
@@ -25,7 +25,7 @@ from .structure import LEAF, Tree, TreeBuilder
 __all__ = [
     "BaseTree", "CARTClassifier", "CARTRegressor", "Candidate", "FEATURE_THRESHOLD", "HyperplaneSplit",
     "LEAF", "PruningPath", "ShapeSplit", "Split", "SubsetSplit", "ThresholdSplit", "Tree", "TreeBuilder",
-    "best_threshold_split", "ccp_node_costs", "check_ccp_alpha", "check_growth_params", "collapse_alphas",
+    "best_threshold_split", "ccp_node_costs", "check_ccp_alpha", "collapse_alphas",
     "compare_with_sklearn", "criteria", "export_text", "grow_tree", "node_costs", "plot_tree", "prune",
     "prune_tree", "pruning_alphas", "pruning_path",
 ]

@@ -50,7 +50,7 @@ from .prune import check_ccp_alpha, prune_tree, pruning_path
 from .structure import Tree
 
 __all__ = ["BaseTree", "CARTClassifier", "CARTRegressor", "GROWTH_CONSTRAINTS", "ccp_node_costs",
-           "check_growth_params"]
+           "resolve_max_features"]
 
 #: scikit-learn ``_parameter_constraints`` of the growth hyper-parameters shared by the tree estimators.
 GROWTH_CONSTRAINTS = {
@@ -60,28 +60,13 @@ GROWTH_CONSTRAINTS = {
     "min_impurity_decrease": [real_interval(0)],
 }
 
-#: ``max_features`` as :func:`_resolve_max_features` reads it.
+#: ``max_features`` as :func:`resolve_max_features` reads it.
 MAX_FEATURES_CONSTRAINT = [None, int_interval(1), NumberInterval(RealNotInt, 0, 1, closed="right"),
                            StrOptions({"sqrt", "log2"})]
 
 #: Largest ``n * max|y|`` for which the squared-error sums of a regression tree cannot overflow
 #: (the split search forms ``(sum y)^2``).
 MAX_TARGET_SPAN = 1e150
-
-
-def check_growth_params(est) -> None:
-    """Validate the growth hyper-parameters shared by the tree estimators (``max_depth``,
-    ``min_samples_split``, ``min_samples_leaf`` and, when the estimator has it, ``min_impurity_decrease``)."""
-    if est.max_depth is not None and (not isinstance(est.max_depth, (int, np.integer)) or est.max_depth < 0):
-        raise ValueError(f"max_depth must be None or a non-negative int; got {est.max_depth!r}")
-    if not isinstance(est.min_samples_split, (int, np.integer)) or est.min_samples_split < 2:
-        raise ValueError(f"min_samples_split must be an int >= 2; got {est.min_samples_split!r}")
-    if not isinstance(est.min_samples_leaf, (int, np.integer)) or est.min_samples_leaf < 1:
-        raise ValueError(f"min_samples_leaf must be an int >= 1; got {est.min_samples_leaf!r}")
-    mid = getattr(est, "min_impurity_decrease", 0.0)
-    if not mid >= 0:  # NaN fails this comparison too
-        raise ValueError(f"min_impurity_decrease must be >= 0; got {mid!r}")
-
 
 
 @njit(cache=True)
@@ -127,7 +112,10 @@ def ccp_node_costs(tree: Tree, criterion: str) -> np.ndarray:
     return n * imp / n[0]
 
 
-def _resolve_max_features(max_features, p: int) -> int | None:
+def resolve_max_features(max_features, p: int) -> int | None:
+    """The number of features drawn at each node for ``max_features`` (``MAX_FEATURES_CONSTRAINT``) among
+    ``p``: ``None`` (all: returns ``None``), an int (at most ``p``), a float share of ``p``, ``"sqrt"`` or
+    ``"log2"`` of ``p``; at least 1."""
     if max_features is None:
         return None
     if isinstance(max_features, str):
@@ -203,7 +191,7 @@ class BaseTree(BaseEstimator):
         growth = dict(leaf_value=leaf_value, node_impurity=node_impurity,
                       max_depth=self.max_depth, min_samples_split=self.min_samples_split,
                       min_samples_leaf=self.min_samples_leaf, min_impurity_decrease=self.min_impurity_decrease,
-                      max_features=_resolve_max_features(self.max_features, X.shape[1]),
+                      max_features=resolve_max_features(self.max_features, X.shape[1]),
                       random_state=self.random_state)
         n_terms = stats.shape[1] if stats.ndim == 2 else 1
         if presorted_supports(criterion, n_terms):
