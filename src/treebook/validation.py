@@ -31,6 +31,8 @@ __all__ = [
     "RANDOM_STATE",
     "feature_names_of",
     "check_column_names",
+    "record_column_names",
+    "check_X_fitted",
     "check_y_given",
     "power_of_two_scale",
 ]
@@ -314,6 +316,30 @@ def check_column_names(X, feature_names_in, *, estimator: str = "the estimator")
         message += "Feature names must be in the same order as they were in fit.\n"
     raise ValueError(message + f"X has the features {list(names)[:10]}; {estimator} was fitted with the "
                      f"features {list(fitted)[:10]} (first 10 shown)")
+
+
+def record_column_names(est, X) -> None:
+    """Record the column names of a DataFrame ``X`` as ``est.feature_names_in_`` (:func:`feature_names_of`;
+    forgotten when refit on data without names), for :func:`check_X_fitted`."""
+    names = feature_names_of(X)
+    if names is not None:
+        est.feature_names_in_ = names
+    else:
+        est.__dict__.pop("feature_names_in_", None)
+
+
+def check_X_fitted(est, X, fitted: str) -> np.ndarray:
+    """The checks of a fitted estimator's ``predict`` (``transform``, ``apply`` ...): fitted
+    (``NotFittedError`` unless attribute ``fitted`` is set), the DataFrame columns seen at fit in their
+    order (:func:`check_column_names`), ``X`` as :func:`check_array` takes it, the number of features."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(est, fitted)
+    name = type(est).__name__
+    check_column_names(X, getattr(est, "feature_names_in_", None), estimator=name)
+    X = check_array(X)
+    check_n_features(X, est.n_features_in_, estimator=name)
+    return X
 
 
 def check_y_given(y, estimator: str = "this estimator") -> None:

@@ -14,14 +14,20 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..tree import CARTRegressor
 from ..tree.cart import GROWTH_CONSTRAINTS, MAX_TARGET_SPAN
-from ..validation import RANDOM_STATE, check_random_state, int_interval, power_of_two_scale, real_interval
+from ..validation import (
+    RANDOM_STATE,
+    check_random_state,
+    check_X_fitted,
+    int_interval,
+    power_of_two_scale,
+    real_interval,
+    record_column_names,
+)
 from .losses import (
     LOSS_CONSTRAINTS,
     MAX_LIMIT_SIZE,
     check_margin,
     check_X_intervals,
-    check_X_predict,
-    record_feature_names,
 )
 from .metrics import interval_mse
 from .solver import prefix_solve
@@ -456,7 +462,7 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         margin, solver = self._check_params()
-        record_feature_names(self, X)
+        record_column_names(self, X)
         X, y = check_X_intervals(X, y)
         if self.penalty is None:
             self._select(X, y, margin, solver)
@@ -510,7 +516,7 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         self.penalty_ = float(stats["penalty"].iloc[best])
 
     def predict(self, X):
-        X = check_X_predict(self, X, "coef_")
+        X = check_X_fitted(self, X, "coef_")
         s = self._x_scale  # an exact power of two per column, 1 for ordinary data: the same numbers
         return ((X / s - self.mean_ / s) / (self.scale_ / s)) @ self.coef_ + self.intercept_
 
@@ -538,7 +544,7 @@ class IntervalCARTRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         """Fit the CART tree on the finite limits moved inwards by the margin. Targets so large that the
         tree's squared errors overflow are divided by an exact power of two (``y_scale_``, 1 for ordinary
         data) and the predictions multiplied back: the same tree, the same predictions."""
-        record_feature_names(self, X)
+        record_column_names(self, X)
         X, y = check_X_intervals(X, y)
         margin = check_margin(self.margin)
         lo = np.flatnonzero(np.isfinite(y[:, 0]))
@@ -555,7 +561,7 @@ class IntervalCARTRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        X = check_X_predict(self, X, "tree_model_")
+        X = check_X_fitted(self, X, "tree_model_")
         return self.tree_model_.predict(X) * self.y_scale_
 
 
@@ -563,7 +569,7 @@ class _ConstantModel(_IntervalScore, RegressorMixin, BaseEstimator):
     """Predicts the fitted ``constant_`` for every row."""
 
     def predict(self, X):
-        X = check_X_predict(self, X, "constant_")
+        X = check_X_fitted(self, X, "constant_")
         return np.full(X.shape[0], self.constant_)
 
 
@@ -579,7 +585,7 @@ class ConstantIntervalRegressor(_ConstantModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        record_feature_names(self, X)
+        record_column_names(self, X)
         X, y = check_X_intervals(X, y)
         res = prefix_solve(y[:, 0], y[:, 1], loss=self.loss, margin=self.margin)
         self.constant_ = float(res.prediction[-1])
@@ -600,7 +606,7 @@ class MinErrorConstantRegressor(_ConstantModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        record_feature_names(self, X)
+        record_column_names(self, X)
         X, y = check_X_intervals(X, y)
         lim = np.unique(y[np.isfinite(y)])
         cand = lim[:-1] if lim.size > 1 else lim

@@ -57,14 +57,14 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from ..datasets.mmit import neuroblastoma_authors_folds
-from ..validation import check_random_state, int_interval
+from ..validation import check_random_state, int_interval, record_column_names
 from .baselines import (
     ConstantIntervalRegressor,
     IntervalCARTRegressor,
     L1LinearIntervalRegressor,
     MinErrorConstantRegressor,
 )
-from .losses import LOSS_CONSTRAINTS, check_intervals, check_X_intervals, record_feature_names
+from .losses import LOSS_CONSTRAINTS, check_intervals, check_X_intervals
 from .metrics import interval_mse, interval_mse_scorer
 from .tree import BestEstimatorMixin, MMITForestRegressor, MMITPrunedCV, MMITRegressor, check_param_grid
 
@@ -274,7 +274,7 @@ class MMITGridSearchCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=False)  # the grid's values are validated by each MMIT
     def fit(self, X, y):
-        record_feature_names(self, X)
+        record_column_names(self, X)
         X, y = check_X_intervals(X, y)
         margins, depths, splits = self._grid()
         folds = self._folds(X)

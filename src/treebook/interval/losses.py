@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ..validation import (
     check_array,
-    check_column_names,
-    check_n_features,
     check_y_given,
-    feature_names_of,
     real_interval,
 )
 
@@ -103,28 +99,6 @@ def check_X_intervals(X, y):
     if X.shape[0] != y.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
     return X, y
-
-
-def record_feature_names(est, X) -> None:
-    """Record the columns of a DataFrame ``X`` as ``est.feature_names_in_`` (forgotten on a refit without
-    names), for :func:`check_X_predict`."""
-    names = feature_names_of(X)
-    if names is not None:
-        est.feature_names_in_ = names
-    else:
-        est.__dict__.pop("feature_names_in_", None)
-
-
-def check_X_predict(est, X, fitted: str) -> np.ndarray:
-    """The checks of an interval estimator's ``predict``: fitted (``NotFittedError`` unless attribute
-    ``fitted`` is set), the DataFrame columns seen at fit in their order, ``X`` as at fit, the number of
-    features."""
-    check_is_fitted(est, fitted)
-    name = type(est).__name__
-    check_column_names(X, getattr(est, "feature_names_in_", None), estimator=name)
-    X = check_array(X)
-    check_n_features(X, est.n_features_in_, estimator=name)
-    return X
 
 
 #: largest magnitude of ``n * max|limit|`` (linear hinge) or ``sqrt(n) * max|limit|`` (squared hinge) for

@@ -21,15 +21,21 @@ from sklearn.utils.validation import check_is_fitted
 from ..tree import BaseTree, ThresholdSplit, Tree, TreeBuilder
 from ..tree import prune as core_pruning
 from ..tree.cart import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, resolve_max_features
-from ..validation import RANDOM_STATE, check_column_names, check_random_state, int_interval, real_interval
+from ..validation import (
+    RANDOM_STATE,
+    check_column_names,
+    check_random_state,
+    check_X_fitted,
+    int_interval,
+    real_interval,
+    record_column_names,
+)
 from .losses import (
     LOSS_CONSTRAINTS,
     check_limit_size,
     check_loss,
     check_margin,
     check_X_intervals,
-    check_X_predict,
-    record_feature_names,
 )
 from .metrics import interval_mse
 from .solver import breakpoints, sweep
@@ -331,7 +337,7 @@ class MMITPrunedCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=False)  # the grid's values are validated by each MMIT
     def fit(self, X, y):
-        record_feature_names(self, X)
+        record_column_names(self, X)
         X, y = check_X_intervals(X, y)
         grid = check_param_grid(self.param_grid, {"margin", "max_depth", "min_samples_split", "min_samples_leaf"})
         if X.shape[0] < self.cv:
@@ -401,7 +407,7 @@ class MMITForestRegressor(RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        record_feature_names(self, X)
+        record_column_names(self, X)
         X, y = check_X_intervals(X, y)
         check_limit_size(y, check_margin(self.margin), squared=self.loss == "squared")
         rng = check_random_state(self.random_state)
@@ -421,7 +427,7 @@ class MMITForestRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        X = check_X_predict(self, X, "estimators_")
+        X = check_X_fitted(self, X, "estimators_")
         return np.mean([e.tree_.predict(X)[:, 0] for e in self.estimators_], axis=0)
 
     def score(self, X, y, sample_weight=None):

@@ -33,14 +33,12 @@ from sklearn.utils.validation import check_is_fitted
 from ..validation import (
     RANDOM_STATE,
     NumberInterval,
-    check_array,
     check_classification_targets,
-    check_column_names,
-    check_n_features,
+    check_X_fitted,
     check_X_y,
-    feature_names_of,
     int_interval,
     real_interval,
+    record_column_names,
 )
 from .criteria import check_criterion, node_impurity_classification, one_hot
 from .export import export_text, plot_tree
@@ -146,11 +144,7 @@ class BaseTree(BaseEstimator):
     """Shared behaviour of the fitted tree estimators (``tree_`` is a :class:`Tree`)."""
 
     def _validate_X_predict(self, X) -> np.ndarray:
-        check_is_fitted(self, "tree_")
-        check_column_names(X, getattr(self, "feature_names_in_", None), estimator=type(self).__name__)
-        X = check_array(X)
-        check_n_features(X, self.n_features_in_, estimator=type(self).__name__)
-        return X
+        return check_X_fitted(self, X, "tree_")
 
     def apply(self, X) -> np.ndarray:
         """Leaf id reached by each sample."""
@@ -203,11 +197,7 @@ class BaseTree(BaseEstimator):
     def _record_features(self, X) -> None:
         """Record the column names of a DataFrame ``X`` as ``feature_names_in_`` (forgotten when refit on
         data without names); ``predict`` then refuses a DataFrame whose columns differ or are reordered."""
-        names = feature_names_of(X)
-        if names is not None:
-            self.feature_names_in_ = names
-        else:
-            self.__dict__.pop("feature_names_in_", None)
+        record_column_names(self, X)
 
 
 class _CostComplexityPruning:
