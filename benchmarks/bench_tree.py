@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from treebook.memory import peak_rss_mib, reset_peak_rss, rss_mib
+
 SIZES = [(100_000, 20, 8), (1_000_000, 10, 10)]
 
 
@@ -52,23 +54,17 @@ def _best_of(fn, repeat: int) -> tuple[float, float]:
     return wall, cpu
 
 
-def _status_mib(field: str) -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024.0  # kB
-    raise RuntimeError(f"no {field} in /proc/self/status")
-
-
 def memory_child(library: str, task: str, n: int, p: int, depth: int) -> None:
     """(Run in a fresh process, Linux.) Print the peak-RSS growth of one fit above the RSS before it, in MiB."""
     X, y_cls, y_reg = make_data(n, p)
     est = estimator(library, task, depth)
     y = y_cls if task == "classification" else y_reg
     est.fit(X[:200], y[:200])  # imports, compiled code, allocator warm-up
-    Path("/proc/self/clear_refs").write_text("5")  # resets the peak (VmHWM) to the current RSS
-    before = _status_mib("VmRSS")
+    if not reset_peak_rss():  # the peak (VmHWM) from the current RSS on
+        raise RuntimeError("the peak resident memory cannot be reset here (Linux /proc/self/clear_refs)")
+    before = rss_mib()
     est.fit(X, y)
-    print(json.dumps({"peak_mib": _status_mib("VmHWM") - before}))
+    print(json.dumps({"peak_mib": peak_rss_mib() - before}))
 
 
 def peak_memory(library: str, task: str, n: int, p: int, depth: int) -> float:

@@ -261,3 +261,17 @@ def test_kernels_started_side_by_side_get_socket_directories_of_their_own(tmp_pa
     assert ips[0] != ips[1]
     assert all(Path(ip).is_absolute() and not Path(ip).parent.exists() for ip in ips)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.ipynb", "out0.ipynb", "out1.ipynb"]
+
+
+def test_memory_readings_are_this_process_and_the_peak_resets():
+    """treebook.memory reads this process's resident memory (Linux /proc): the peak is at least the current
+    value, grows with a large allocation, and drops back when reset after freeing it."""
+    from treebook.memory import peak_rss_mib, reset_peak_rss, rss_mib
+
+    now, peak = rss_mib(), peak_rss_mib()
+    assert 0 < now <= peak
+    block = np.ones(40 * 2**20 // 8)  # 40 MiB, touched
+    assert peak_rss_mib() >= now + 30
+    del block
+    if reset_peak_rss():
+        assert peak_rss_mib() < rss_mib() + 10

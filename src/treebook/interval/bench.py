@@ -276,15 +276,7 @@ import sys
 import numpy as np
 from treebook.interval import prefix_solve
 from treebook.interval.simulate import random_intervals
-
-
-def hwm():
-    # peak resident set of this process image (VmHWM, in kB); unlike ru_maxrss it is not inherited
-    # from the parent across fork/exec
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return float(line.split()[1]) / 1024
+from treebook.memory import peak_rss_mib as hwm
 
 
 n, loss = int(sys.argv[1]), sys.argv[2]

@@ -12,7 +12,6 @@ limit; the peers take a time limit.  The peers ``pycontree`` (ConTree), ``pystre
 from __future__ import annotations
 
 import importlib.util
-import resource
 import time
 import warnings
 
@@ -20,22 +19,18 @@ import numpy as np
 import pandas as pd
 
 from ..datasets.shape_trees import load_shape_dataset, paper_split
+from ..memory import peak_rss_mib, rss_mib
 from ..tree import CARTClassifier
 from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
 
-__all__ = ["available_peers", "fold_data", "literati_run", "load_train_sweep", "memory_run", "peak_rss_mb", "peer_run",
-           "rss_mb", "training_benchmark"]
+__all__ = ["available_peers", "fold_data", "literati_run", "load_train_sweep", "memory_run", "peer_run",
+           "training_benchmark"]
 
 
 def available_peers() -> list[str]:
     """Names of the optional peer packages that can be imported here."""
     return [m for m in ("pycontree", "pystreed", "sgtlearn") if importlib.util.find_spec(m) is not None]
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, in MiB (Linux ``ru_maxrss`` is in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def fold_data(name: str, seed: int = 42):
@@ -131,7 +126,7 @@ def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=None, max_e
             rows.append({"dataset": name, "depth": D, "method": f"Literati K={K}", "K": K, "n": n,
                          "errors": r["errors"], "accuracy": 1 - r["errors"] / n, "proved": r["proved"],
                          "lower_bound": r["lower_bound"], "time": r["time"], "time_to_best": r["time_to_best"],
-                         "n_expanded": r["n_expanded"], "n_leaves": r["n_leaves"], "peak_rss_mb": peak_rss_mb()})
+                         "n_expanded": r["n_expanded"], "n_leaves": r["n_leaves"], "peak_rss_mb": peak_rss_mib()})
         for m in tuple(baselines) + tuple(peers):
             r = peer_run(m, X, y, max_depth=D, time_limit=peer_time_limit)
             if r is None:
@@ -140,7 +135,7 @@ def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=None, max_e
                          "errors": r["errors"], "accuracy": 1 - r["errors"] / n, "proved": r["proved"],
                          "lower_bound": np.nan, "time": r["time"], "time_to_best": r["time"], "n_expanded": np.nan,
                          "n_leaves": np.nan,
-                         "peak_rss_mb": peak_rss_mb()})
+                         "peak_rss_mb": peak_rss_mib()})
     return pd.DataFrame(rows)
 
 
@@ -198,16 +193,6 @@ def load_train_sweep(folder, datasets, depths, folds=(0, 1, 2, 3, 4), *, partial
     return frame
 
 
-def rss_mb() -> float:
-    """Resident memory of this process now, in MiB (Linux ``/proc/self/statm``; 0 where unavailable)."""
-    try:
-        with open("/proc/self/statm") as fh:
-            pages = int(fh.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0.0
-    return pages * resource.getpagesize() / 2**20
-
-
 def memory_run(name: str, depth: int = 6, max_breakpoints: int = 3, time_limit: float | None = 60.0,
                candidates: str = "cart", seed: int = 42, max_expansions: int | None = None,
                interval: float = 0.5) -> dict:
@@ -217,13 +202,13 @@ def memory_run(name: str, depth: int = 6, max_breakpoints: int = 3, time_limit: 
     import threading
 
     X, y = fold_data(name, seed)[:2]
-    before = peak_rss_mb()
+    before = peak_rss_mib()
     curve, stop = [], threading.Event()
     t0 = time.perf_counter()
 
     def sample():
         while not stop.is_set():
-            curve.append((time.perf_counter() - t0, rss_mb()))
+            curve.append((time.perf_counter() - t0, rss_mib()))
             stop.wait(interval)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -234,7 +219,7 @@ def memory_run(name: str, depth: int = 6, max_breakpoints: int = 3, time_limit: 
     finally:
         stop.set()
         sampler.join()
-    curve.append((time.perf_counter() - t0, rss_mb()))
+    curve.append((time.perf_counter() - t0, rss_mib()))
     return {"dataset": name, "n": int(y.size), "p": int(X.shape[1]), "depth": depth, "K": max_breakpoints,
             "errors": r["errors"], "proved": r["proved"], "time": r["time"], "n_expanded": r["n_expanded"],
-            "peak_rss_mb_before": before, "peak_rss_mb": peak_rss_mb(), "curve": curve}
+            "peak_rss_mb_before": before, "peak_rss_mb": peak_rss_mib(), "curve": curve}
