@@ -157,7 +157,7 @@ def _param_cases(name, est):
         "ccp_alpha": [-0.1, np.nan],
         "n_estimators": [0, 2.5],
         "bootstrap": ["no", 1],
-        "cv": [1, 0, 2.5],
+        "cv": [1, 0, 2.5, "x", True],
         "param_grid": [{"margin": []}, {"depth": [1]}, {"margin": 0.5}, "margin"],
         "penalty": [-0.1, np.inf, "1"],
         "n_folds": [1, 2.5],

@@ -232,7 +232,7 @@ class MMITGridSearchCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         "loss": LOSS_CONSTRAINTS["loss"],
         "param_grid": [dict, None],
-        "cv": [int_interval(2), HasMethods(["split"])],
+        "cv": [int_interval(2), HasMethods(["split", "get_n_splits"])],  # a str has a split method too
         # passed to KFold as is (scikit-learn's seeds: 42 reproduces the authors' inner folds)
         "random_state": [None, int_interval(0, 2**32 - 1, closed="both"), np.random.RandomState],
         "tie_break": [StrOptions({"smallest_tree", "first"})],
