@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from ..validation import int_interval
+from ._core import data_file
 
 __all__ = ["first_of_each_class", "load_mnist_test", "read_idx", "rgb_patches"]
 
@@ -44,7 +45,6 @@ def load_mnist_test(n=None, flatten=True):
     ``n`` (1 to 10,000, or None for all) keeps the first ``n`` images. Files are checked against the
     repository's checksums.
     """
-    from treebook.datasets import data_file
 
     images = read_idx(data_file("ofae", "t10k-images-idx3-ubyte.gz"))
     labels = read_idx(data_file("ofae", "t10k-labels-idx1-ubyte.gz"))

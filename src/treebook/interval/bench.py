@@ -27,7 +27,9 @@ import time
 import numpy as np
 import pandas as pd
 
+from ..datasets.mmit import load_neuroblastoma
 from ..validation import check_random_state
+from .experiments import margin_grid
 from .simulate import (
     AUTHORS_TIMING_MARGIN,
     GENERATORS,
@@ -63,7 +65,6 @@ def generator_margin(generator, margin=None):
 def _neuroblastoma_targets(y_source):
     if y_source is not None:
         return np.asarray(y_source, dtype=float)
-    from ..datasets.mmit import load_neuroblastoma
 
     return load_neuroblastoma()[1]
 
@@ -235,7 +236,6 @@ def moves_over_sizes(X, y, sizes, *, generator="authors", margins=None, n_margin
 
     Returns the rows of :func:`moves_over_orderings` with ``n_rows`` and ``generator`` added.
     """
-    from .experiments import margin_grid
 
     _check_generator(generator)
     rng = check_random_state(random_state)

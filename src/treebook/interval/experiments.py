@@ -56,7 +56,8 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.utils._param_validation import HasMethods, StrOptions
 
-from ..datasets.mmit import neuroblastoma_authors_folds
+from ..datasets.mmit import load_neuroblastoma, neuroblastoma_authors_folds
+from ..results import to_jsonable
 from ..validation import check_random_state, int_interval, record_column_names
 from .baselines import (
     ConstantIntervalRegressor,
@@ -66,6 +67,7 @@ from .baselines import (
 )
 from .losses import LOSS_CONSTRAINTS, check_intervals, check_X_intervals
 from .metrics import interval_mse, interval_mse_scorer
+from .simulate import simulated_dataset
 from .tree import BestEstimatorMixin, MMITForestRegressor, MMITPrunedCV, MMITRegressor, check_param_grid
 
 __all__ = [
@@ -629,8 +631,6 @@ def figure5_data(dataset, *, seed=2017, sim_n_samples=200):
     """``(X, y)`` of a Figure 5 data set as the chapter draws it: ``"neuroblastoma"`` (every profile) or
     ``"simulated.<pattern>"`` (:func:`~treebook.interval.simulate.simulated_dataset` with
     ``random_state=seed + index`` of the pattern in :data:`SIMULATED`)."""
-    from ..datasets.mmit import load_neuroblastoma
-    from .simulate import simulated_dataset
 
     if dataset == "neuroblastoma":
         return load_neuroblastoma()
@@ -676,7 +676,6 @@ def figure5_point(dataset, fold, method, *, n_outer_folds=5, seed=2017, sim_n_sa
     fold_ids = neuroblastoma_authors_folds() if folds == "authors" else None
     row = cross_validate_methods(X, y, {method: methods[method]}, n_folds=n_outer_folds, dataset=dataset,
                                  random_state=seed, only_folds=[int(fold)], fold_ids=fold_ids).iloc[0]
-    from ..results import to_jsonable
 
     return {"mse": float(row.mse), "log10_mse": float(row.log10_mse), "params": to_jsonable(row.params)}
 

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from treebook.datasets.ofae import first_of_each_class, load_mnist_test
 from treebook.oblique.decode import (
     l1_decode_cvxpy,
     l1_decode_highs,
@@ -21,7 +22,9 @@ from treebook.oblique.decode import (
     lowrank_structure,
     system_with_margin,
 )
+from treebook.oblique.eforest import EForestEmbedding
 from treebook.oblique.forest import ObliqueForestEmbedding
+from treebook.oblique.metrics import mse_rows, ssim_images
 
 __all__ = ["PAPER_MNIST_TEST", "cvxpy_available", "full_decode", "mnist_point", "mnist_split", "paper_mnist_indices",
            "scaling", "solver_comparison"]
@@ -51,8 +54,6 @@ def paper_mnist_indices(n_train=100, n_test=10, random_state=0):
     """
     from sklearn.model_selection import train_test_split
 
-    from treebook.datasets.ofae import first_of_each_class, load_mnist_test
-
     _, y = load_mnist_test()
     first = first_of_each_class(y)
     rest = np.setdiff1d(np.arange(len(y)), first)
@@ -67,7 +68,6 @@ def mnist_split(n_train=100, n_test=10, resize=None, random_state=0):
     """The paper's MNIST experiment (:func:`paper_mnist_indices`): ``n_train`` class-stratified training
     images and the ``n_test`` held-out ones, the paper's 10 first. Pixels as floats in [0, 255];
     ``resize`` rescales the images to ``resize x resize``. Returns ``Xtr, Xte, ytr, yte``."""
-    from treebook.datasets.ofae import load_mnist_test
 
     X, y = load_mnist_test()
     X = X.astype(float)
@@ -88,8 +88,6 @@ def mnist_point(seed=0, n_train=100, n_test=10, n_estimators=300, max_depth=3, m
     the paper's 10 test images of the authors' OF-AE (HHCART with PCA, their defaults) and of eForest with
     its own decoder at the same depth, both with ``random_state=seed``, trained as the chapter trains them
     (:func:`mnist_split` with ``n_train`` and ``n_test`` images)."""
-    from treebook.oblique.eforest import EForestEmbedding
-    from treebook.oblique.metrics import mse_rows, ssim_images
 
     box = (0, 255)
     Xtr, Xte, _, _ = mnist_split(n_train, n_test, random_state=seed)
@@ -195,9 +193,6 @@ def full_decode(n_images=10000, n_train=100, n_estimators=300, max_depth=3, max_
     each). Returns wall-clock and CPU seconds, failures, the fraction re-encoded to the same code and the mean
     SSIM; ``log(record)`` is called after every chunk with the running totals (for long runs)."""
     from threadpoolctl import threadpool_limits
-
-    from treebook.datasets.ofae import load_mnist_test
-    from treebook.oblique.metrics import ssim_images
 
     X, _ = load_mnist_test()
     X = X.astype(float)

@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
+from treebook.oblique.decode import report_infeasible
 from treebook.oblique.forest import ObliqueForestEmbedding
 from treebook.validation import real_interval
 
@@ -138,7 +139,6 @@ class EForestEmbedding(ObliqueForestEmbedding):
         ``upper``, with the margin), the boolean mask ``infeasible`` of the rows whose MCR cell is empty
         (no point reaches their leaves together: :class:`~treebook.oblique.decode.InfeasibleCodeWarning`,
         or ``ValueError`` with ``on_infeasible="raise"``) and ``n_failed``, the number of those rows."""
-        from treebook.oblique.decode import report_infeasible
 
         check_is_fitted(self, "estimators_")
         g = self.check_codes(codes)

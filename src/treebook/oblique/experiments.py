@@ -8,6 +8,8 @@ import time
 import numpy as np
 import pandas as pd
 
+from treebook.datasets.shape_trees import load_shape_dataset
+from treebook.oblique.bench import mnist_split
 from treebook.oblique.forest import ObliqueForestEmbedding
 from treebook.oblique.grow import DIRECTIONS
 from treebook.oblique.metrics import mse_rows, off_ink_share, pca_reconstruct, ssim_authors, ssim_images
@@ -157,8 +159,6 @@ def htru_trees_study(n_estimators=(4, 7, 10, 13, 16, 19, 22, 25, 28), n_runs=10,
     scaled to [0, 1], so the errors are in those units. ``params`` go to :class:`ObliqueForestEmbedding`."""
     from sklearn.model_selection import train_test_split
 
-    from treebook.datasets.shape_trees import load_shape_dataset
-
     X, _ = load_shape_dataset("htru")
     tr, te = train_test_split(np.arange(len(X)), test_size=0.5, random_state=random_state)
     Xtr, Xte = X[tr[:n_train]], X[te[:n_test]]
@@ -257,7 +257,6 @@ def threshold_split_design(seeds=(0,), n_train=100, n_test=10, n_eval=10, n_esti
     failed decodes, the share re-encoded to the same code, and the fit and decode seconds.
     """
     if data is None:
-        from treebook.oblique.bench import mnist_split
 
         def data(seed):
             Xtr, Xte, _, _ = mnist_split(n_train, n_test, random_state=seed)

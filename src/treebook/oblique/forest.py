@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin, _fit_c
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from treebook.oblique.decode import SOLVERS
+from treebook.oblique.decode import SOLVERS, decode_forest, report_infeasible
 from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, RANDOM_THRESHOLDS, grow_oblique_tree
 from treebook.oblique.splits import SPLIT_RULES
 from treebook.tree.cart import GROWTH_CONSTRAINTS, BaseTree
@@ -360,7 +360,6 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         ``info["infeasible"]``; they get the box point nearest to 0 and an
         :class:`~treebook.oblique.decode.InfeasibleCodeWarning`, or a ``ValueError`` with
         ``on_infeasible="raise"``. Codes that are not leaf ids of this model raise ``ValueError``."""
-        from treebook.oblique.decode import decode_forest, report_infeasible
 
         X, info = decode_forest(self, codes, solver=self.solver, n_jobs=self.n_jobs, progress=self.progress)
         self.decode_info_ = info

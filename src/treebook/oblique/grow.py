@@ -49,6 +49,7 @@ from functools import partial
 import numpy as np
 
 from treebook.oblique.splits import SPLIT_RULES, ObliqueSplit, hyperplane_candidate, projected_split
+from treebook.tree.grow import grow_tree
 
 __all__ = ["DIRECTIONS", "HOUSEHOLDER", "RANDOM_THRESHOLDS", "grow_oblique_tree", "node_direction", "oblique_find_split",
            "random_rotation"]
@@ -260,7 +261,6 @@ def grow_oblique_tree(X, y, *, features=None, kind="hhcart", direction="pca", ma
     (``"farthest"``: the authors'; ``"largest"``). ``random_threshold`` is the threshold of the ``"random"``
     kind (``"uniform"`` in the feature's node range, RandomTreesEmbedding's; ``"mean"``, the node mean).
     """
-    from treebook.tree.grow import grow_tree
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cart import CARTClassifier, CARTRegressor
 from .criteria import weighted_impurity
 from .splits import ThresholdSplit
 from .structure import Tree
@@ -102,8 +103,6 @@ def agreement_point(dataset: str, split_seed: int, test_size: float, criterion: 
 
     from sklearn.model_selection import train_test_split
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-
-    from .cart import CARTClassifier, CARTRegressor
 
     X, y, regression = load_toy(dataset)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=test_size, random_state=int(split_seed))
