@@ -41,7 +41,7 @@ def test_rgb_patches_shape():
 
 
 def test_paper_mnist_split_is_the_authors_ten_images_and_a_stratified_training_draw():
-    from treebook.oblique.bench import PAPER_MNIST_TEST, mnist_split, paper_mnist_indices
+    from treebook.datasets.ofae import PAPER_MNIST_TEST, mnist_split, paper_mnist_indices
 
     _, y = load_mnist_test()
     train, test = paper_mnist_indices(100, 10, random_state=0)

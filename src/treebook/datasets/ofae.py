@@ -6,12 +6,14 @@ import gzip
 import os
 
 import numpy as np
+from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import validate_params
 
 from ..validation import int_interval
 from ._core import data_file
 
-__all__ = ["first_of_each_class", "load_mnist_test", "read_idx", "rgb_patches"]
+__all__ = ["PAPER_MNIST_TEST", "first_of_each_class", "load_mnist_test", "mnist_split", "paper_mnist_indices",
+           "read_idx", "rgb_patches"]
 
 
 def read_idx(path):
@@ -115,3 +117,45 @@ def rgb_patches(size=32, stride=16, images=("astronaut", "coffee", "chelsea", "r
     if not out:
         raise ValueError(f"size {size} is larger than every downscaled image: no patch fits")
     return np.stack(out), np.array(src)
+
+
+#: the OF-AE authors' MNIST test images: the first image of each digit 0..9 of the MNIST test set
+#: (``misc/datasets.py`` of their code), as indices of the test set
+PAPER_MNIST_TEST = (3, 2, 1, 18, 4, 8, 11, 0, 61, 7)
+
+
+def paper_mnist_indices(n_train=100, n_test=10, random_state=0):
+    """``(train, test)`` indices into the MNIST test set for the paper's MNIST experiment.
+
+    ``test`` starts with the authors' 10 images (:data:`PAPER_MNIST_TEST`, the first of each digit) and
+    continues, past 10, with further images in order. The authors train on ``n_train`` images drawn
+    class-stratified (scikit-learn's ``train_test_split(..., stratify=y)``) from the MNIST *training*
+    set, which is not shipped; we draw them the same way from the test-set images that are not test
+    images, with ``random_state``.
+    """
+    _, y = load_mnist_test()
+    first = first_of_each_class(y)
+    rest = np.setdiff1d(np.arange(len(y)), first)
+    extra = max(0, n_test - len(first))
+    test = np.concatenate([first, rest[:extra]])[:n_test]
+    pool = np.setdiff1d(np.arange(len(y)), test)
+    train, _ = train_test_split(pool, train_size=n_train, stratify=y[pool], random_state=random_state)
+    return np.sort(train), test
+
+
+def mnist_split(n_train=100, n_test=10, resize=None, random_state=0):
+    """The paper's MNIST experiment (:func:`paper_mnist_indices`): ``n_train`` class-stratified training
+    images and the ``n_test`` held-out ones, the paper's 10 first. Pixels as floats in [0, 255];
+    ``resize`` rescales the images to ``resize x resize``. Returns ``Xtr, Xte, ytr, yte``."""
+
+    X, y = load_mnist_test()
+    X = X.astype(float)
+    train, test = paper_mnist_indices(n_train, n_test, random_state)
+    if resize is not None and resize != 28:
+        from skimage.transform import resize as sk_resize
+
+        X = np.stack([sk_resize(im.reshape(28, 28), (resize, resize), preserve_range=True, anti_aliasing=True)
+                      .ravel() for im in X[np.concatenate([train, test])]])
+        X = np.clip(X, 0.0, 255.0)  # the anti-aliasing filter overshoots a little: keep the pixels in the box
+        return X[:n_train], X[n_train:], y[train], y[test]
+    return X[train], X[test], y[train], y[test]

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from treebook.datasets.ofae import first_of_each_class, load_mnist_test
+from treebook.datasets.ofae import load_mnist_test, mnist_split, paper_mnist_indices
 from treebook.oblique.decode import (
     l1_decode_cvxpy,
     l1_decode_highs,
@@ -26,8 +26,7 @@ from treebook.oblique.eforest import EForestEmbedding
 from treebook.oblique.forest import ObliqueForestEmbedding
 from treebook.oblique.metrics import mse_rows, ssim_images
 
-__all__ = ["PAPER_MNIST_TEST", "cvxpy_available", "full_decode", "mnist_point", "mnist_split", "paper_mnist_indices",
-           "scaling", "solver_comparison"]
+__all__ = ["cvxpy_available", "full_decode", "mnist_point", "scaling", "solver_comparison"]
 
 
 def cvxpy_available():
@@ -36,50 +35,6 @@ def cvxpy_available():
     except ImportError:
         return False
     return True
-
-
-#: the OF-AE authors' MNIST test images: the first image of each digit 0..9 of the MNIST test set
-#: (``misc/datasets.py`` of their code), as indices of the test set
-PAPER_MNIST_TEST = (3, 2, 1, 18, 4, 8, 11, 0, 61, 7)
-
-
-def paper_mnist_indices(n_train=100, n_test=10, random_state=0):
-    """``(train, test)`` indices into the MNIST test set for the paper's MNIST experiment.
-
-    ``test`` starts with the authors' 10 images (:data:`PAPER_MNIST_TEST`, the first of each digit) and
-    continues, past 10, with further images in order. The authors train on ``n_train`` images drawn
-    class-stratified (scikit-learn's ``train_test_split(..., stratify=y)``) from the MNIST *training*
-    set, which is not shipped; we draw them the same way from the test-set images that are not test
-    images, with ``random_state``.
-    """
-    from sklearn.model_selection import train_test_split
-
-    _, y = load_mnist_test()
-    first = first_of_each_class(y)
-    rest = np.setdiff1d(np.arange(len(y)), first)
-    extra = max(0, n_test - len(first))
-    test = np.concatenate([first, rest[:extra]])[:n_test]
-    pool = np.setdiff1d(np.arange(len(y)), test)
-    train, _ = train_test_split(pool, train_size=n_train, stratify=y[pool], random_state=random_state)
-    return np.sort(train), test
-
-
-def mnist_split(n_train=100, n_test=10, resize=None, random_state=0):
-    """The paper's MNIST experiment (:func:`paper_mnist_indices`): ``n_train`` class-stratified training
-    images and the ``n_test`` held-out ones, the paper's 10 first. Pixels as floats in [0, 255];
-    ``resize`` rescales the images to ``resize x resize``. Returns ``Xtr, Xte, ytr, yte``."""
-
-    X, y = load_mnist_test()
-    X = X.astype(float)
-    train, test = paper_mnist_indices(n_train, n_test, random_state)
-    if resize is not None and resize != 28:
-        from skimage.transform import resize as sk_resize
-
-        X = np.stack([sk_resize(im.reshape(28, 28), (resize, resize), preserve_range=True, anti_aliasing=True)
-                      .ravel() for im in X[np.concatenate([train, test])]])
-        X = np.clip(X, 0.0, 255.0)  # the anti-aliasing filter overshoots a little: keep the pixels in the box
-        return X[:n_train], X[n_train:], y[train], y[test]
-    return X[train], X[test], y[train], y[test]
 
 
 def mnist_point(seed=0, n_train=100, n_test=10, n_estimators=300, max_depth=3, max_features=0.75,

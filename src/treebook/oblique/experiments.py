@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from treebook.datasets.shape_trees import load_shape_dataset
-from treebook.oblique.bench import mnist_split
+from treebook.datasets.ofae import mnist_split
 from treebook.oblique.forest import ObliqueForestEmbedding
 from treebook.oblique.grow import DIRECTIONS
 from treebook.oblique.metrics import mse_rows, off_ink_share, pca_reconstruct, ssim_authors, ssim_images
@@ -247,7 +247,7 @@ def threshold_split_design(seeds=(0,), n_train=100, n_test=10, n_eval=10, n_esti
     (``max_samples``), a feature subset per tree (``max_features``), one shared uniform target, the pixels
     boxed in ``box``; the ``("mean", "hhcart")`` cell *is* the authors' OF-AE.
 
-    For every seed, ``data(seed)`` gives ``(X_train, X_test)`` (default: :func:`~treebook.oblique.bench.mnist_split`
+    For every seed, ``data(seed)`` gives ``(X_train, X_test)`` (default: :func:`~treebook.datasets.ofae.mnist_split`
     with ``n_train`` and ``n_test`` images, the paper's 10 first), every cell's forest is fitted with
     ``random_state=seed`` and the first ``n_eval`` test images are encoded and decoded. Returns one row per
     (seed, threshold, split) with the means over those images of SSIM (ours, ``ssim``; the authors',
