@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from treebook.datasets.shape_trees import load_shape_dataset
 from treebook.datasets.ofae import mnist_split
+from treebook.datasets.shape_trees import load_shape_dataset
 from treebook.oblique.forest import ObliqueForestEmbedding
 from treebook.oblique.grow import DIRECTIONS
 from treebook.oblique.metrics import mse_rows, off_ink_share, pca_reconstruct, ssim_authors, ssim_images
