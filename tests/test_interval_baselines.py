@@ -15,10 +15,8 @@ from treebook.interval.baselines import (
     ConstantIntervalRegressor,
     IntervalCARTRegressor,
     L1LinearIntervalRegressor,
-    l1_linear_lp_highs,
-    l1_linear_lp_pulp,
-    squared_hinge_l1_fista,
 )
+from treebook.interval.l1_solvers import l1_linear_lp_highs, l1_linear_lp_pulp, squared_hinge_l1_fista
 from treebook.interval.simulate import simulated_dataset
 
 LP = "L1-LP, linear hinge, margin 0"
