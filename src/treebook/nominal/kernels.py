@@ -37,6 +37,43 @@ def _scan(V):
 
 
 @njit(cache=True)
+def _totals(V):
+    """Class totals and value (row) totals of the table."""
+    n, k = V.shape
+    tot = np.zeros(k)
+    rs = np.zeros(n)
+    for i in range(n):
+        for c in range(k):
+            tot[c] += V[i, c]
+            rs[i] += V[i, c]
+    return tot, rs
+
+
+@njit(cache=True)
+def _neg_probabilities(V, rs):
+    """Minus the class-probability rows ``-V[i] / rs[i]`` (ranking them ascending ranks ``d . p`` descending)."""
+    n, k = V.shape
+    P = np.empty((n, k))
+    for i in range(n):
+        for c in range(k):
+            P[i, c] = -V[i, c] / rs[i]
+    return P
+
+
+@njit(cache=True)
+def _rank(P, d, r):
+    """The values ordered as ``B_d`` ranks them: ascending ``d . P[i]`` (``r`` receives it), stable."""
+    n, k = P.shape
+    for i in range(n):
+        acc = 0.0
+        for c in range(k):
+            if d[c] != 0.0:
+                acc += d[c] * P[i, c]
+        r[i] = acc
+    return np.argsort(r, kind="mergesort")
+
+
+@njit(cache=True)
 def _mask_impurity(V, left, crit):
     n, k = V.shape
     tot = np.zeros(k)
@@ -60,29 +97,15 @@ def _sweep_directions(V, D, crit):
     """
     n, k = V.shape
     m = D.shape[0]
-    tot = np.zeros(k)
-    rs = np.zeros(n)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
-            rs[i] += V[i, c]
+    tot, rs = _totals(V)
     r = np.empty(n)
-    P = np.empty((n, k))
-    for i in range(n):
-        for c in range(k):
-            P[i, c] = -V[i, c] / rs[i]
+    P = _neg_probabilities(V, rs)
     best = np.inf
     best_t = 0
     best_j = 1
     for t in range(m):
         d = D[t]
-        for i in range(n):
-            acc = 0.0
-            for c in range(k):
-                if d[c] != 0.0:
-                    acc += d[c] * P[i, c]
-            r[i] = acc
-        order = np.argsort(r, kind="mergesort")
+        order = _rank(P, d, r)
         ta = 0.0
         for c in range(k):
             ta += d[c] * tot[c]
@@ -103,13 +126,7 @@ def _sweep_directions(V, D, crit):
                 best = val
                 best_t = t
                 best_j = j + 1
-    d = D[best_t]
-    for i in range(n):
-        acc = 0.0
-        for c in range(k):
-            acc += d[c] * P[i, c]
-        r[i] = acc
-    return best_t, best_j, np.argsort(r, kind="mergesort")
+    return best_t, best_j, _rank(P, D[best_t], r)
 
 
 @njit(cache=True)
@@ -121,19 +138,11 @@ def _sweep_bd(V, D, crit, tab):
     updated in O(nnz(V[o])).  Returns (best direction index, number j of values on the left, order).
     """
     n, k = V.shape
-    tot = np.zeros(k)
-    rs = np.zeros(n)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
-            rs[i] += V[i, c]
+    tot, rs = _totals(V)
     st = 0.0
     for c in range(k):
         st += tot[c]
-    P = np.empty((n, k))
-    for i in range(n):
-        for c in range(k):
-            P[i, c] = -V[i, c] / rs[i]
+    P = _neg_probabilities(V, rs)
     # starting sums with everything on the right
     q_tot = 0.0
     for c in range(k):
@@ -153,13 +162,7 @@ def _sweep_bd(V, D, crit, tab):
     best_j = 1
     for t in range(D.shape[0]):
         d = D[t]
-        for i in range(n):
-            acc = 0.0
-            for c in range(k):
-                if d[c] != 0.0:
-                    acc += d[c] * P[i, c]
-            r[i] = acc
-        order = np.argsort(r, kind="mergesort")
+        order = _rank(P, d, r)
         for c in range(k):
             left[c] = 0.0
             if crit == 1:
@@ -203,23 +206,14 @@ def _sweep_bd(V, D, crit, tab):
                 best = val
                 best_t = t
                 best_j = j + 1
-    d = D[best_t]
-    for i in range(n):
-        acc = 0.0
-        for c in range(k):
-            acc += d[c] * P[i, c]
-        r[i] = acc
-    return best_t, best_j, np.argsort(r, kind="mergesort")
+    return best_t, best_j, _rank(P, D[best_t], r)
 
 
 @njit(cache=True)
 def _exhaustive_gray(V, crit, tab):
     """All 2**(n-1) - 1 partitions in Gray-code order (the last value stays right). Returns the best bit code."""
     n, k = V.shape
-    tot = np.zeros(k)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
+    tot = _totals(V)[0]
     left = np.zeros(k)
     code = np.int64(0)
     best = np.inf
@@ -251,10 +245,7 @@ def _exhaustive_gray(V, crit, tab):
 def _sliqext(V, crit, tab):
     """SLIQext: from (V, {}) greedily move the value giving the lowest impurity to the right; best seen."""
     n, k = V.shape
-    tot = np.zeros(k)
-    for i in range(n):
-        for c in range(k):
-            tot[c] += V[i, c]
+    tot = _totals(V)[0]
     left = tot.copy()
     cand = np.empty(k)
     inleft = np.ones(n, dtype=np.bool_)
