@@ -19,6 +19,8 @@ from pathlib import Path
 
 import yaml
 
+from .files import project_root, write_atomic
+
 __all__ = ["project_root", "notebook_path", "load_profile", "notebook_parameters", "execute_notebook",
            "run_notebook", "toc_notebooks", "read_yaml", "parse_parameter", "check_parameters"]
 
@@ -161,15 +163,6 @@ def error_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def project_root() -> Path:
-    """The checkout's root (the folder holding ``_toc.yml`` and ``notebooks/``)."""
-    here = Path(__file__).resolve()
-    for parent in (*here.parents, Path.cwd(), *Path.cwd().parents):
-        if (parent / "_toc.yml").is_file() and (parent / "notebooks").is_dir():
-            return parent
-    raise FileNotFoundError("cannot find the treebook checkout (a folder with _toc.yml and notebooks/)")
-
-
 def notebook_path(notebook) -> Path:
     """Resolve a notebook given as a path, a stem of ``notebooks/<stem>.ipynb`` or a path under
     ``notebooks/`` with or without its suffix (``sweeps/03-search-point``)."""
@@ -237,7 +230,7 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     The record gains a ``provenance`` entry (commit, date, profile, parameters, CPU model and count,
     wall and CPU seconds of the run; see :func:`treebook.results.provenance`).
     """
-    from .results import _write_atomic, code_state, provenance
+    from .results import code_state, provenance
 
     src = notebook_path(stem)
     overrides = check_parameters(src, parameters)
@@ -263,7 +256,7 @@ def run_notebook(stem: str, profile: str = "smoke", parameters: dict | None = No
     if not isinstance(record, dict):
         raise RuntimeError(f"{src.name} wrote {result_path}, which is not a JSON object")
     record["provenance"] = provenance(profile, params, wall, cpu, state=state)
-    _write_atomic(result_path, json.dumps(record, indent=2, allow_nan=False))
+    write_atomic(result_path, json.dumps(record, indent=2, allow_nan=False))
     return executed, record
 
 

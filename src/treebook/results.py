@@ -45,10 +45,11 @@ import math
 import os
 import platform
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from .files import project_root, write_atomic
 
 __all__ = ["VERDICTS", "PROTOCOL_KINDS", "to_jsonable", "scorecard_row", "check_verdicts", "paper_digits", "record_slice",
            "recompute_slice", "save_results", "load_results", "provenance", "store_record", "stored_record",
@@ -189,39 +190,8 @@ def recompute_slice(entry: dict):
     return to_jsonable(obj(**entry["kwargs"]))
 
 
-def _write_atomic(path, data) -> None:
-    """Write ``data`` (text or bytes) to ``path`` so that readers see the old file or the whole new one.
-
-    The content goes to a temporary file in the same folder, is flushed to disk, and replaces ``path``
-    in one rename; a failure (or a kill) before the rename leaves ``path`` as it was.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    blob = data.encode() if isinstance(data, str) else bytes(data)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-
-
 def _write_json_atomic(path: Path, data) -> None:
-    _write_atomic(path, json.dumps(data, indent=2, allow_nan=False))
+    write_atomic(path, json.dumps(data, indent=2, allow_nan=False))
 
 
 def save_results(result_path, results: dict, scorecard: list[dict] | None = None,
@@ -264,8 +234,6 @@ def _git(args, cwd) -> str | None:
 
 def code_state(root=None) -> dict:
     """The checkout's commit, whether tracked files differ from it, and the time: taken when a run starts."""
-    from .notebooks import project_root
-
     root = Path(root) if root is not None else project_root()
     dirty = _git(["status", "--porcelain", "--untracked-files=no"], root)
     return {"commit": _git(["rev-parse", "HEAD"], root), "dirty": bool(dirty) if dirty is not None else None,
@@ -287,8 +255,6 @@ def provenance(profile: str, parameters: dict, wall_seconds: float, cpu_seconds:
 
 def stored_records_dir(root=None) -> Path:
     """``results/paper`` of the checkout: the stored paper-scale records."""
-    from .notebooks import project_root
-
     return (Path(root) if root is not None else project_root()) / "results" / "paper"
 
 

@@ -72,6 +72,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from .files import write_atomic
 from .notebooks import (
     error_line,
     execute_notebook,
@@ -327,9 +328,7 @@ def _alive(pid) -> bool:
 
 
 def _write_text(path: Path, text: str) -> None:
-    from .results import _write_atomic
-
-    _write_atomic(path, text)
+    write_atomic(path, text)
 
 
 def _read_json(path: Path):
@@ -770,12 +769,10 @@ def _gather(out: Path, rows: dict, statuses: dict, log) -> tuple[pd.DataFrame, p
 def _write_tables(out: Path, table: pd.DataFrame) -> None:
     import io
 
-    from .results import _write_atomic
-
-    _write_atomic(out / "results.csv", table.to_csv(index=False))
+    write_atomic(out / "results.csv", table.to_csv(index=False))
     buf = io.BytesIO()
     table.astype({c: str for c in table.columns if table[c].dtype == object}).to_parquet(buf, index=False)
-    _write_atomic(out / "results.parquet", buf.getvalue())
+    write_atomic(out / "results.parquet", buf.getvalue())
 
 
 def run_sweep(notebook, grid, out, *, base_params=None, scheduler: str | None = None,
