@@ -82,3 +82,21 @@ def test_a_committed_point_reproduces():
             assert (bool(r["proved"]), r["n_expanded"], r["n_leaves"]) == (
                 stored["proved"], stored["n_expanded"], stored["n_leaves"]), r["method"]
     assert Path(SWEEP / "runs" / run.name / "run.json").is_file()
+
+
+def test_a_committed_point_of_the_proof_sweep_reproduces():
+    """The proof-rate sweep (Literati K=3 alone, 20,000 expansions): a committed point is reproduced by a
+    rerun, its proof flag and expanded states included."""
+    folder = project_root() / "results" / "sweeps" / "03-proof"
+    runs = [r for r in read_runs(folder, "sweeps/03-train-point") if r.record is not None
+            and (r.params["dataset"], r.params["fold"], r.params["depth"]) == ("bank", 0, 3)]
+    if not runs:
+        pytest.fail(f"the committed sweep in {folder} lacks its bank, fold 0, depth 3 point")
+    p = runs[0].params
+    assert p["Ks"] == [3] and p["baselines"] == [] and p["peers"] == []
+    (stored,) = runs[0].record["results"]["rows"]
+    df = training_benchmark(["bank"], [3], Ks=(3,), max_expansions=p["expansions"], candidates=p["candidates"],
+                            baselines=(), peers=(), seed=FOLD_SEEDS[0])
+    (r,) = df.to_dict(orient="records")
+    assert (r["errors"], r["n"], bool(r["proved"]), r["n_expanded"]) == (
+        stored["errors"], stored["n"], bool(stored["proved"]), stored["n_expanded"])
