@@ -1,10 +1,8 @@
 """Warm sweep points (`treebook.forkserver`, `treebook._inprocess`): a point that changes its process's state
 does not reach the next point of the same worker, a point forked without a kernel gives the executed notebook
-and the results of a fresh kernel, failures and deaths of forked points are recorded per point, signals and
-deaths reach a forked kernel as they reach a fresh one, and wherever the template cannot serve a point it
-gets a fresh kernel instead."""
+and the results of a fresh kernel, failures and deaths of forked points are recorded per point, and
+wherever the template cannot serve a point it gets a fresh kernel instead."""
 
-import asyncio
 import json
 import os
 import re
@@ -18,7 +16,7 @@ import nbformat
 import pytest
 
 from treebook import forkserver
-from treebook.sweep import _run_point, _warm_manager, point_id, run_sweep
+from treebook.sweep import _run_point, _warm_server, point_id, run_sweep
 
 HEADER = """\
 import os
@@ -179,16 +177,6 @@ def test_a_point_changing_its_process_does_not_reach_the_next_point_of_its_worke
     assert len({tuple(r["draws"]) for r in records}) == 3
 
 
-async def _execute(kc, code, timeout=60, out=None):
-    """The text a cell printed (and the name of the error it raised); ``out`` receives it as it comes."""
-    out = [] if out is None else out
-    await kc.execute_interactive(code, timeout=timeout,
-                                 output_hook=lambda m: out.append(m["content"].get("text", "")
-                                                                  if m["msg_type"] == "stream" else
-                                                                  m["content"].get("ename", "")))
-    return "".join(out).strip()
-
-
 def _gone(pid: int, timeout: float = 15) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -198,60 +186,6 @@ def _gone(pid: int, timeout: float = 15) -> bool:
             return True
         time.sleep(0.05)
     return False
-
-
-def test_interrupts_deaths_and_kills_reach_the_forked_kernel(tmp_path, own_server, monkeypatch):
-    _same_environment(monkeypatch)
-    preload = forkserver.notebook_preload(_notebook(tmp_path / "light.ipynb", LIGHT))
-    assert preload == ("numpy", "treebook.results", "treebook.results.save_results")
-    manager = forkserver.kernel_manager_class(preload)
-    assert manager is not None
-
-    async def scenario():
-        km = manager(kernel_name="python3")
-        await km.start_kernel()
-        kc = km.client()
-        kc.start_channels()
-        try:
-            await kc.wait_for_ready(timeout=60)
-            pid = int(await _execute(kc, "import os, sys; print(os.getpid())"))
-            assert await _execute(kc, "print('numpy' in sys.modules)") == "True"
-            # an interrupt (SIGINT to the launcher's process group) stops the running cell, not the kernel
-            out = []
-            running = asyncio.ensure_future(_execute(kc, "import time\nprint('asleep', flush=True)\n"
-                                                         "time.sleep(60)", out=out))
-            for _ in range(600):  # interrupt once the cell runs
-                if out:
-                    break
-                await asyncio.sleep(0.05)
-            await km.interrupt_kernel()
-            assert await asyncio.wait_for(running, 30) == "asleep\nKeyboardInterrupt"
-            assert await _execute(kc, "print(6 * 7)") == "42"
-            # the kernel's exit status reaches jupyter_client through the launcher
-            launcher = km.provisioner.process
-            kc.execute("os._exit(7)")
-            while await km.is_alive():
-                await asyncio.sleep(0.05)
-            assert launcher.wait(10) == 7 and _gone(pid)
-        finally:
-            kc.stop_channels()
-            await km.shutdown_kernel(now=True)
-
-        # a launcher that is killed (jupyter_client's kill: SIGKILL to its process group) takes its kernel along
-        km = manager(kernel_name="python3")
-        await km.start_kernel()
-        kc = km.client()
-        kc.start_channels()
-        try:
-            await kc.wait_for_ready(timeout=60)
-            pid = int(await _execute(kc, "import os; print(os.getpid())"))
-            await km.provisioner.kill()  # SIGKILL to the launcher's process group
-            assert _gone(pid)
-        finally:
-            kc.stop_channels()
-            await km.shutdown_kernel(now=True)
-
-    asyncio.run(scenario())
 
 
 def test_a_point_the_template_cannot_serve_gets_a_new_template_or_a_fresh_kernel(tmp_path, own_server, monkeypatch):
@@ -271,29 +205,16 @@ def test_a_point_the_template_cannot_serve_gets_a_new_template_or_a_fresh_kernel
     monkeypatch.setenv("TREEBOOK_FORK_TEST", "1")
     assert run_point("other-environment") == (True, "forked")
     assert forkserver._SERVER is not first and forkserver._SERVER.environment["TREEBOOK_FORK_TEST"] == "1"
-    # a kernel whose launcher asks a template of another environment is started fresh, and its log says why
-    manager = forkserver._SERVER.manager_class()
     monkeypatch.delenv("TREEBOOK_FORK_TEST")
-
-    async def fresh_kernel():
-        km = manager(kernel_name="python3")
-        await km.start_kernel(stderr=(tmp_path / "launcher.log").open("wb"))
-        kc = km.client()
-        kc.start_channels()
-        try:
-            await kc.wait_for_ready(timeout=60)
-            return await _execute(kc, "import sys; print('numpy' in sys.modules)")
-        finally:
-            kc.stop_channels()
-            await km.shutdown_kernel(now=True)
-
-    assert asyncio.run(fresh_kernel()) == "False"
-    assert "TREEBOOK_FORK_TEST" in (tmp_path / "launcher.log").read_text()
+    # the template of that environment refuses a request from another one, and says why
+    reply = forkserver._SERVER.run_notebook(nb, tmp_path / "refused.ipynb", {"k": 0}, nb.parent, 2,
+                                            tmp_path / "refused.json")
+    assert "TREEBOOK_FORK_TEST" in reply["fresh"]
     assert run_point("same-environment-again") == (True, "forked")
-    # a platform without fork servers gets no kernel manager: papermill's default starts fresh kernels
+    # a platform without fork servers gets none: the point starts a fresh kernel
     monkeypatch.setattr(forkserver, "supported", lambda: False)
-    assert forkserver.kernel_manager_class(forkserver.notebook_preload(nb)) is None
-    assert _warm_manager(str(nb), str(nb.parent)) is None
+    assert forkserver.server_for(forkserver.notebook_preload(nb)) is None
+    assert _warm_server(str(nb), str(nb.parent)) is None
     assert run_point("unsupported") == (False, "fresh")
 
 
@@ -409,17 +330,6 @@ def test_a_changed_source_file_is_seen(tmp_path):
     assert forkserver._source_changed(state) == str(path)
     path.unlink()
     assert forkserver._source_changed(state) == str(path)
-
-
-def test_the_launcher_is_standard_library_only():
-    # it runs as `python -I -S`: no site-packages, so it must import nothing from there
-    import subprocess
-
-    code = ("import runpy, sys; runpy.run_path(sys.argv[1], run_name='launcher'); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('treebook', 'numpy', 'zmq')))")
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, forkserver.LAUNCHER], capture_output=True,
-                         text=True, check=True)
-    assert out.stdout.strip() == "[]"
 
 
 DISPLAYS = """\

@@ -8,35 +8,27 @@ imports ipykernel's machinery and the notebook's top-level imports of the packag
 process of its own, in the state of a fresh kernel that has just run those imports, at the cost of a
 fork. Nothing a point does reaches the template or the next point.
 
-A child is asked for in one of two ways. :meth:`ForkServer.run_notebook` (what the sweep uses) forks
-a child that executes the notebook itself, with papermill and an IPython shell but no kernel
-(:mod:`treebook._inprocess`), writes the executed notebook and exits: a point costs a fork and its
-cells. For that the template also imports papermill and compiles nbformat's validators, with the
-warnings filters those imports add taken out again. Or a jupyter_client kernel manager starts a forked
-*kernel* (``ipykernel_launcher``, run as ``python -m`` would run it, with the connection file that
-jupyter_client wrote), for callers that need a kernel:
-
-How it plugs into papermill: :func:`kernel_manager_class` returns a jupyter_client kernel manager
-whose kernel command is a small launcher (``_kernel_launcher.py``, standard library only) in front
-of the usual one. The launcher hands its standard streams, working directory and environment to the
-server over a Unix socket, passes every signal on to the forked kernel and exits as it exits, so
-jupyter_client, papermill and the sweep see an ordinary kernel process: a kernel that dies or calls
-``os._exit`` fails its point only, an interrupt reaches it, and a killed launcher takes its kernel
-with it. The server serves a kernel only when its environment and command are those the template
-was started for, and when no treebook source file changed since the template imported it;
-otherwise (and wherever the server cannot be reached) the launcher starts a fresh kernel instead.
+For each point, :meth:`ForkServer.run_notebook` (what the sweep uses) forks a child that executes
+the notebook itself, with papermill and an IPython shell but no kernel (:mod:`treebook._inprocess`),
+writes the executed notebook and exits: a point costs a fork and its cells. For that the template
+also imports papermill and compiles nbformat's validators, with the warnings filters those imports
+add taken out again. A child that dies or calls ``os._exit`` fails its point only, and a worker that
+goes away takes its children with it. The server forks a child only when the requester's environment
+is the one the template was started for, and when no treebook source file changed since the template
+imported it; otherwise (and wherever the server cannot be reached) the sweep starts a fresh kernel
+for the point instead.
 
 What differs from a fresh kernel, by design: the preloaded modules are in ``sys.modules`` before the
-notebook imports them, and the kernel's parent process is the fork server (``JPY_PARENT_PID`` names
-the worker that started it, for either kind of kernel). The template imports them with the ``get_ipython`` of a kernel in reach (as
-they are in a kernel, where a library may ask, e.g. pandas for its default ``display.max_columns``),
+notebook imports them, and the point's parent process is the fork server (``JPY_PARENT_PID`` names
+the worker that asked for it). The template imports them with the ``get_ipython`` of a kernel in
+reach (as they are in a kernel, where a library may ask, e.g. pandas for its default ``display.max_columns``),
 and the child reseeds the global random generators it inherited (``random`` and numpy's legacy
 ``np.random`` functions draw from the operating system's entropy, as in a fresh process). String
-hashes follow ``PYTHONHASHSEED`` as for any process; without it every kernel of one worker shares the
+hashes follow ``PYTHONHASHSEED`` as for any process; without it every point of one worker shares the
 template's hash seed.
 
 Fork servers need Linux (``fork`` and descriptor passing over Unix sockets); elsewhere
-:func:`kernel_manager_class` returns None and papermill starts fresh kernels.
+:func:`server_for` returns None and the sweep starts fresh kernels.
 """
 
 from __future__ import annotations
@@ -57,7 +49,7 @@ import time
 import warnings
 from pathlib import Path
 
-__all__ = ["kernel_manager_class", "server_for", "supported", "notebook_preload", "ForkServer", "ForkServerError",
+__all__ = ["server_for", "supported", "notebook_preload", "ForkServer", "ForkServerError",
            "PRELOADABLE", "KERNEL_MODULES"]
 
 #: top-level packages whose imports the template does for a notebook that imports them at top level
@@ -85,7 +77,6 @@ INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 #: environment variables a kernel's launch sets per kernel: no part of what the template must match
 PER_KERNEL_ENV = frozenset({"JPY_PARENT_PID", "JPY_SESSION_NAME"})
 
-LAUNCHER = str(Path(__file__).with_name("_kernel_launcher.py"))
 MAX_MESSAGE = 1 << 20
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -150,11 +141,11 @@ def kernel_environment(environ=None) -> dict:
 
 
 class ForkServer:
-    """A template process serving kernels for this process (see the module docstring).
+    """A template process serving forked points for this process (see the module docstring).
 
     ``preload`` are the modules it imports beyond :data:`KERNEL_MODULES`. Its lifetime is tied to this
-    process: when this process exits, however it exits, the server kills the kernels it still serves and
-    exits. :meth:`retire` lets it finish the kernels it serves and then exit.
+    process: when this process exits, however it exits, the server kills the points it still runs and
+    exits. :meth:`retire` lets it finish the points it runs and then exit.
     """
 
     def __init__(self, preload=(), *, start_timeout: float = 300.0):
@@ -163,7 +154,6 @@ class ForkServer:
         self.folder = tempfile.mkdtemp(prefix="treebook-fork-")
         self.address = os.path.join(self.folder, "server.sock")
         self.log = os.path.join(self.folder, "server.log")
-        self._manager = None
         read_end, self._control = os.pipe()
         try:
             with open(self.log, "wb") as log:
@@ -203,42 +193,10 @@ class ForkServer:
         return json.loads(line)
 
     def usable(self) -> bool:
-        """Whether the server runs and accepts kernels (it stops when a treebook source file changed) from
+        """Whether the server runs and accepts points (it stops when a treebook source file changed) from
         this process's environment as it is now."""
         return (self.proc.poll() is None and os.path.exists(self.address)
                 and kernel_environment() == self.environment)
-
-    def manager_class(self):
-        """A papermill/nbclient ``kernel_manager_class`` whose kernels this server forks."""
-        if self._manager is None:
-            from jupyter_client import AsyncKernelManager
-
-            address = self.address
-
-            from jupyter_client.asynchronous import AsyncKernelClient
-            from traitlets import DottedObjectName, Type
-
-            client = _warm_client_class()
-
-            class WarmKernelManager(AsyncKernelManager):
-                """An ``AsyncKernelManager`` whose kernel is forked by a treebook fork server; its client
-                (:class:`WarmKernelClient`) sees the kernel ready without a fixed wait, and a shutdown
-                checks every 10 ms (not 100) whether the kernel has exited."""
-
-                client_class = DottedObjectName("treebook.forkserver.WarmKernelClient")
-                client_factory = Type(client, klass=AsyncKernelClient)
-
-                def format_kernel_cmd(self, extra_arguments=None):
-                    cmd = super().format_kernel_cmd(extra_arguments)
-                    return [sys.executable, "-I", "-S", LAUNCHER, address, *cmd]
-
-                async def _async_finish_shutdown(self, waittime=None, pollinterval=0.01, restart=False):
-                    await super()._async_finish_shutdown(waittime, pollinterval, restart)
-
-                finish_shutdown = _async_finish_shutdown
-
-            self._manager = WarmKernelManager
-        return self._manager
 
     def run_notebook(self, input_path, output_path, parameters: dict, cwd, stderr: int, error_path) -> dict:
         """Execute a notebook in a child forked from the template, without a kernel
@@ -271,12 +229,12 @@ class ForkServer:
             sock.close()
 
     def retire(self) -> None:
-        """Accept no more kernels; the server exits once the kernels it serves have exited."""
+        """Accept no more points; the server exits once the points it runs have exited."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
 
     def close(self) -> None:
-        """Stop the server now, with the kernels it serves."""
+        """Stop the server now, with the points it runs."""
         if self._control is not None:
             os.close(self._control)
             self._control = None
@@ -299,11 +257,11 @@ _LOCK = threading.Lock()
 _SERVER: ForkServer | None = None
 _BROKEN: str | None = None
 _EXIT_HOOK: list = []
-_RETIRED: list = []  # servers finishing their kernels before they exit
+_RETIRED: list = []  # servers finishing their points before they exit
 
 
 def _close_server() -> None:
-    """At this process's exit: stop its fork server and wait for it (its kernels' CPU time is then counted
+    """At this process's exit: stop its fork server and wait for it (its points' CPU time is then counted
     in this process's children's)."""
     global _SERVER
     with _LOCK:
@@ -311,65 +269,6 @@ def _close_server() -> None:
             server.close()
         _RETIRED.clear()
         _SERVER = None
-
-
-_CLIENT: list = []
-
-
-def _warm_client_class():
-    if _CLIENT:
-        return _CLIENT[0]
-    from jupyter_client.asynchronous import AsyncKernelClient
-
-    class WarmKernelClient(AsyncKernelClient):
-        """The client of a forked kernel. Ready means: the kernel answered a ``kernel_info`` request on the
-        shell channel and its IOPub channel delivered that request's closing ``idle`` status (so IOPub is
-        connected and holds nothing more of the request). jupyter_client's own check ends by waiting
-        until IOPub has been quiet for 0.2 s, a fixed cost per kernel."""
-
-        async def _async_wait_for_ready(self, timeout=None):
-            deadline = None if timeout is None else time.monotonic() + timeout
-            while True:
-                request = self.kernel_info()
-                reply = await self._first(self.shell_channel, request, 1.0, lambda m: m["msg_type"] == "kernel_info_reply")
-                if reply is not None and await self._first(
-                        self.iopub_channel, request, 0.2,
-                        lambda m: m["msg_type"] == "status" and m["content"].get("execution_state") == "idle"):
-                    self._handle_kernel_info_reply(reply)
-                    return
-                if not await self._async_is_alive():
-                    raise RuntimeError("Kernel died before replying to kernel_info")
-                if deadline is not None and time.monotonic() > deadline:
-                    raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
-
-        @staticmethod
-        async def _first(channel, request, within, wanted):
-            """The first message of ``channel`` within ``within`` seconds that answers ``request`` and is
-            ``wanted`` (others are dropped); None if none comes."""
-            from queue import Empty
-
-            end = time.monotonic() + within
-            while (left := end - time.monotonic()) > 0:
-                try:
-                    msg = await channel.get_msg(timeout=left)
-                except Empty:
-                    return None
-                if msg["parent_header"].get("msg_id") == request and wanted(msg):
-                    return msg
-            return None
-
-        wait_for_ready = _async_wait_for_ready
-
-    _CLIENT.append(WarmKernelClient)
-    return WarmKernelClient
-
-
-def __getattr__(name):
-    # ``WarmKernelClient`` is built on first use: importing this module (the template does) must not
-    # import jupyter_client
-    if name == "WarmKernelClient":
-        return _warm_client_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def server_for(preload=(), log=None) -> ForkServer | None:
@@ -400,13 +299,6 @@ def server_for(preload=(), log=None) -> ForkServer | None:
                     log(f"{exc}; this worker starts fresh kernels")
                 return None
         return _SERVER
-
-
-def kernel_manager_class(preload=(), log=None):
-    """The kernel manager class of this process's fork server for ``preload`` (:func:`server_for`), or
-    None where there is none."""
-    server = server_for(preload, log)
-    return None if server is None else server.manager_class()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -554,7 +446,7 @@ class _Server:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         self.retiring = False
         signal.signal(signal.SIGTERM, self._retire)
-        self.kernels: dict[socket.socket, int] = {}  # connection -> pid of its kernel
+        self.children: dict[socket.socket, int] = {}  # requester's connection -> pid of its child
         self.pending: list[socket.socket] = []  # connections whose request is still to come
 
     def _retire(self, *_):
@@ -562,17 +454,8 @@ class _Server:
 
     def refusal(self, request: dict) -> str | None:
         """Why this request needs a fresh kernel, or None."""
-        argv = request.get("argv") or []
-        if request.get("kind") == "notebook":
-            argv = [sys.executable, "-m", "ipykernel_launcher"]  # run by the template's interpreter itself
-        if len(argv) < 3 or argv[1:3] != ["-m", "ipykernel_launcher"]:
-            return f"the kernel command {argv!r} is not 'python -m ipykernel_launcher ...'"
-        try:
-            same = os.path.samefile(argv[0], sys.executable)
-        except OSError:
-            same = False
-        if not same:
-            return f"the kernel's interpreter {argv[0]} is not the template's {sys.executable}"
+        if request.get("kind") != "notebook":
+            return f"unknown request {request.get('kind')!r}"
         env = kernel_environment(request.get("env") or {})
         if env != self.started_env:
             keys = sorted(k for k in set(env) | set(self.started_env) if env.get(k) != self.started_env.get(k))
@@ -596,9 +479,9 @@ class _Server:
             if self.retiring and self.listener.fileno() >= 0:
                 self.listener.close()
                 _unlink(self.address)
-            if self.retiring and not self.kernels and not self.pending:
+            if self.retiring and not self.children and not self.pending:
                 return None
-            watch = [self.control, self.wake_r, *self.kernels, *self.pending]
+            watch = [self.control, self.wake_r, *self.children, *self.pending]
             if self.listener.fileno() >= 0:
                 watch.append(self.listener)
             try:
@@ -622,13 +505,13 @@ class _Server:
                     child = self._request(sock)
                     if child is not None:
                         return child
-                elif sock in self.kernels:
+                elif sock in self.children:
                     try:
                         gone = not sock.recv(1)
                     except OSError:
                         gone = True
-                    if gone:  # its launcher was killed: so is the kernel
-                        _kill_group(self.kernels[sock])
+                    if gone:  # its requester went away: so does the point
+                        _kill_group(self.children[sock])
                         self._drop(sock)
 
     def _request(self, conn: socket.socket):
@@ -647,7 +530,7 @@ class _Server:
                 if pid == 0:
                     request["env_changes"], request["preload_filters"] = self.env_changes, self.preload_filters
                     return self._in_child(conn, request, fds)
-                self.kernels[conn] = pid
+                self.children[conn] = pid
                 _send(conn, {"pid": pid})
             else:
                 _send(conn, {"fresh": reason})
@@ -660,7 +543,7 @@ class _Server:
 
     def _in_child(self, conn, request, fds):
         signal.set_wakeup_fd(-1)
-        for sock in (conn, self.listener, *self.kernels, *self.pending):
+        for sock in (conn, self.listener, *self.children, *self.pending):
             sock.close()
         for fd in (self.control, self.wake_r, self.wake_w):
             os.close(fd)
@@ -669,7 +552,7 @@ class _Server:
                 signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
             except (OSError, ValueError, TypeError):
                 pass
-        self.kernels, self.pending = {}, []
+        self.children, self.pending = {}, []
         return request, fds
 
     def _reap(self):
@@ -680,7 +563,7 @@ class _Server:
                 return
             if pid == 0:
                 return
-            for conn, kid in list(self.kernels.items()):
+            for conn, kid in list(self.children.items()):
                 if kid == pid:
                     try:
                         _send(conn, {"exit": os.waitstatus_to_exitcode(status)})
@@ -689,11 +572,11 @@ class _Server:
                     self._drop(conn)
 
     def _drop(self, conn):
-        self.kernels.pop(conn, None)
+        self.children.pop(conn, None)
         conn.close()
 
     def shutdown(self):
-        for conn, pid in list(self.kernels.items()):
+        for conn, pid in list(self.children.items()):
             _kill_group(pid)
             conn.close()
         for conn in self.pending:
@@ -737,12 +620,11 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def _run_kernel(request: dict, fds: list[int]) -> None:
-    """Become the kernel ``request`` asks for (in the forked child): a session of its own, the launcher's
-    standard streams, working directory, environment and command, fresh random generators, a fresh
-    ``__main__``; then ``ipykernel_launcher`` as ``python -m`` runs it."""
+def _run_child(request: dict, fds: list[int]) -> None:
+    """Run the point ``request`` asks for (in the forked child): a session of its own, the requester's
+    standard streams, working directory and environment, fresh random generators, a fresh
+    ``__main__`` and a kernel's ``sys.path``; then its notebook."""
     import builtins
-    import runpy
     import types
 
     os.setsid()
@@ -762,12 +644,9 @@ def _run_kernel(request: dict, fds: list[int]) -> None:
             os.environ[key] = value
     if sys.path and sys.path[0] == template_dir:  # ``python -m`` puts the working directory first
         sys.path[0] = os.getcwd()
-    notebook = request.get("kind") == "notebook"
-    if notebook:
-        _kernel_path()
-    argv = [sys.executable, "-c"] if notebook else list(request["argv"])
-    sys.orig_argv = argv
-    sys.argv = ["-c"] if notebook else ["-m", *argv[3:]]
+    _kernel_path()
+    sys.orig_argv = [sys.executable, "-c"]
+    sys.argv = ["-c"]
     sys.stdout.reconfigure(line_buffering=os.isatty(1))
     np = sys.modules.get("numpy")
     if np is not None:
@@ -775,15 +654,7 @@ def _run_kernel(request: dict, fds: list[int]) -> None:
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
-    if notebook:
-        _exit(_run_notebook(request))
-    _after_kernel_init(request["preload_filters"])
-    try:
-        runpy._run_module_as_main("ipykernel_launcher")
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    _exit(code)
+    _exit(_run_notebook(request))
 
 
 def _kernel_path() -> None:
@@ -820,50 +691,11 @@ def _run_notebook(request: dict) -> int:
         return 1
 
 
-def _after_kernel_init(preload_filters: list) -> None:
-    """Once the kernel has initialised (before it runs a cell), put the warnings filters that the
-    template's imports added in front of those the kernel added: the order they have in a kernel that
-    runs the imports itself."""
-    from ipykernel import kernelapp
-
-    initialize = kernelapp.IPKernelApp.initialize
-
-    def initialize_then_order_filters(self, argv=None):
-        kernelapp.IPKernelApp.initialize = initialize
-        initialize(self, argv)
-        _order_filters(preload_filters)
-
-    kernelapp.IPKernelApp.initialize = initialize_then_order_filters
-
-
 def _order_filters(preload_filters: list) -> None:
     """Put the warnings filters that the template's imports added in front of the others."""
     ours = [f for f in preload_filters if f in warnings.filters]
     warnings.filters[:] = ours + [f for f in warnings.filters if f not in ours]
     warnings._filters_mutated()
-
-
-def _finish_control_thread(timeout: float = 10.0) -> None:
-    """Let the kernel's control thread finish before the exit hooks run.
-
-    ipykernel answers a shutdown request on its control thread, stops the thread's loop from inside
-    that handler, and then flushes the standard streams through the IOPub thread. Its application's
-    ``close`` (an exit hook) stops the IOPub thread first and joins the control thread after: when the
-    main thread gets there before the control thread's flush went through, that flush waits out its
-    timeout (10 s), and jupyter_client sends SIGTERM after 2.5 s. On a sweep of 2 workers this held
-    about one point in six some 2.5-3.5 s longer. Joined here, while the IOPub thread still runs, the
-    control thread finishes its handler and stops."""
-    kernelapp = sys.modules.get("ipykernel.kernelapp")
-    if kernelapp is None or not kernelapp.IPKernelApp.initialized():
-        return
-    thread = getattr(kernelapp.IPKernelApp.instance(), "control_thread", None)
-    if thread is None or not thread.is_alive():
-        return
-    try:
-        thread.stop()  # its loop is stopping already after a shutdown request; a second stop does no harm
-    except Exception:  # noqa: BLE001 - a loop closed meanwhile: the thread is ending anyway
-        pass
-    thread.join(timeout)
 
 
 def _exit(code) -> None:
@@ -878,7 +710,6 @@ def _exit(code) -> None:
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
-    _finish_control_thread()
     shutdown = getattr(threading, "_shutdown", None)
     if shutdown is not None:
         shutdown()
@@ -903,7 +734,7 @@ def main(argv=None) -> None:
     if child is None:  # the server's own exit: nothing of its modules needs tearing down
         sys.stderr.flush()
         os._exit(0)
-    _run_kernel(*child)
+    _run_child(*child)
 
 
 if __name__ == "__main__":

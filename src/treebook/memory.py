@@ -1,7 +1,7 @@
 """Resident memory of this process, for the benchmarks and the memory studies of the chapters.
 
 Read from Linux's ``/proc/self/status``: ``VmRSS`` (now) and ``VmHWM`` (the peak of this process image:
-unlike ``getrusage``'s ``ru_maxrss`` it is not inherited across ``fork``, so a forked kernel or worker
+unlike ``getrusage``'s ``ru_maxrss`` it is not inherited across ``fork``, so a forked point or worker
 measures itself). Elsewhere the readings are NaN.
 """
 

@@ -403,12 +403,6 @@ def _warm_server(nb: str, cwd: str):
     return forkserver.server_for(_PRELOADS[key], log=_report)
 
 
-def _warm_manager(nb: str, cwd: str):
-    """The kernel manager class of this worker's fork server for ``nb`` (None: fresh kernels)."""
-    server = _warm_server(nb, cwd)
-    return None if server is None else server.manager_class()
-
-
 class _PointFailed(Exception):
     """A point whose notebook failed in a forked child: its error and traceback, as the child reported them."""
 
