@@ -16,7 +16,8 @@ import nbformat
 import pytest
 
 from treebook import forkserver
-from treebook.sweep import _run_point, _warm_server, point_id, run_sweep
+from treebook.sweep import point_id, run_sweep
+from treebook.sweep.execute import _run_point, _warm_server
 
 HEADER = """\
 import os
