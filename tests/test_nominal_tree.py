@@ -151,7 +151,7 @@ def test_bad_inputs_raise_value_error():
         big = pd.DataFrame({"a": pd.Categorical([f"c{i}" for i in range(100)])})
         NominalTreeClassifier(splitter="exhaustive").fit(big, np.arange(100) % 2)
     clf = NominalTreeClassifier().fit(X, y)
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(ValueError, match="seen at fit time, yet now missing"):
         clf.predict(X[["a"]])
     with pytest.raises(ValueError, match="no samples"):
         clf.predict(X.iloc[:0])

@@ -21,7 +21,6 @@ __all__ = [
     "check_y",
     "check_classification_targets",
     "check_random_state",
-    "check_n_features",
     "check_feature_names",
     "validate_X",
     "check_magnitude",
@@ -29,9 +28,7 @@ __all__ = [
     "int_interval",
     "real_interval",
     "RANDOM_STATE",
-    "feature_names_of",
-    "check_column_names",
-    "record_column_names",
+    "validate_fit",
     "check_X_fitted",
     "check_y_given",
     "power_of_two_scale",
@@ -194,11 +191,9 @@ def check_random_state(seed) -> np.random.Generator:
     raise ValueError(f"random_state must be None, an int or a numpy Generator; got {seed!r}")
 
 
-def check_n_features(X: np.ndarray, n_features_in: int, name: str = "X", estimator: str = "the estimator") -> None:
-    """Raise when ``X`` does not have the number of features seen at fit time."""
-    if X.shape[1] != n_features_in:
-        raise ValueError(f"{name} has {X.shape[1]} features, but {estimator} is expecting {n_features_in} "
-                         "features as input (the number seen at fit time)")
+def _is_frame(X) -> bool:
+    """Whether ``X`` is DataFrame-like (columns and dtypes): always 2-D, its column names readable."""
+    return hasattr(X, "columns") and hasattr(X, "dtypes")
 
 
 def check_feature_names(estimator, X, *, reset: bool, name: str = "X") -> None:
@@ -223,11 +218,16 @@ def check_feature_names(estimator, X, *, reset: bool, name: str = "X") -> None:
 
 
 def validate_X(estimator, X, *, reset: bool, name: str = "X", **kwargs) -> np.ndarray:
-    """:func:`check_array` of ``X`` followed by :func:`check_feature_names`; returns the array.
+    """:func:`check_array` of ``X`` and :func:`check_feature_names`; returns the array.
 
     ``reset=True`` at fit (records ``n_features_in_`` and ``feature_names_in_``), ``reset=False`` when a
-    fitted estimator receives new data. ``kwargs`` go to :func:`check_array`.
+    fitted estimator receives new data. As in scikit-learn, a DataFrame's column names are checked before
+    its values (a frame is always 2-D), any other input's number of features after :func:`check_array`
+    has made it an array. ``kwargs`` go to :func:`check_array`.
     """
+    if _is_frame(X):
+        check_feature_names(estimator, X, reset=reset, name=name)
+        return check_array(X, name=name, **kwargs)
     arr = check_array(X, name=name, **kwargs)
     check_feature_names(estimator, X, reset=reset, name=name)
     return arr
@@ -273,73 +273,32 @@ def real_interval(left, right=None, closed="left") -> NumberInterval:
     ``closed="left"`` or ``"right"`` also refuses the infinity of that side."""
     return NumberInterval(Real, left, right, closed=closed)
 
+
+def validate_fit(estimator, X, y, check=None, **kwargs):
+    """The input checks of a ``fit``: ``check(X, y, **kwargs)`` (:func:`check_X_y` by default) and
+    :func:`check_feature_names` with ``reset=True`` on the raw ``X`` (``n_features_in_`` and, for a
+    DataFrame with string column names, ``feature_names_in_``), in :func:`validate_X`'s order. Returns
+    the checked ``(X, y)``."""
+    if _is_frame(X):
+        check_feature_names(estimator, X, reset=True)
+        return (check or check_X_y)(X, y, **kwargs)
+    Xa, ya = (check or check_X_y)(X, y, **kwargs)
+    check_feature_names(estimator, X, reset=True)
+    return Xa, ya
+
+
 #: The constraint of every ``random_state`` parameter: what :func:`check_random_state` accepts.
 RANDOM_STATE = [None, int_interval(0), np.random.RandomState, np.random.Generator]
 
 
-def feature_names_of(X):
-    """The column names of a DataFrame-like ``X`` as an object array of ``str``, else ``None``."""
-    columns = getattr(X, "columns", None)
-    if columns is None or not hasattr(X, "dtypes"):
-        return None
-    return np.asarray([str(c) for c in columns], dtype=object)
-
-
-def check_column_names(X, feature_names_in, *, estimator: str = "the estimator") -> None:
-    """Raise a ``ValueError`` when the columns of a DataFrame ``X`` are not those seen at fit time, in the
-    same order (scikit-learn's wording). ``feature_names_in`` is ``None`` when the estimator was fitted
-    without column names, and ``X`` without columns is not checked: columns are then taken by position.
-
-    The check of the estimators whose ``feature_names_in_`` holds every column label as ``str``
-    (:func:`feature_names_of`; the tree core and chapters 1-2 have always recorded them so, integer labels
-    included). :func:`check_feature_names` is scikit-learn's rule, which records string labels only and
-    warns when an array follows a DataFrame."""
-    names = feature_names_of(X)
-    if names is None or feature_names_in is None:
-        return
-    fitted = np.asarray(feature_names_in, dtype=object)
-    if names.shape == fitted.shape and np.all(names == fitted):
-        return
-    unseen = sorted(set(names) - set(fitted))
-    missing = sorted(set(fitted) - set(names))
-
-    def listed(items):
-        shown = "".join(f"- {c}\n" for c in items[:5])
-        return shown + ("- ...\n" if len(items) > 5 else "")
-
-    message = "The feature names should match those that were passed during fit.\n"
-    if unseen:
-        message += "Feature names unseen at fit time:\n" + listed(unseen)
-    if missing:
-        message += "Feature names seen at fit time, yet now missing:\n" + listed(missing)
-    if not unseen and not missing:
-        message += "Feature names must be in the same order as they were in fit.\n"
-    raise ValueError(message + f"X has the features {list(names)[:10]}; {estimator} was fitted with the "
-                     f"features {list(fitted)[:10]} (first 10 shown)")
-
-
-def record_column_names(est, X) -> None:
-    """Record the column names of a DataFrame ``X`` as ``est.feature_names_in_`` (:func:`feature_names_of`;
-    forgotten when refit on data without names), for :func:`check_X_fitted`."""
-    names = feature_names_of(X)
-    if names is not None:
-        est.feature_names_in_ = names
-    else:
-        est.__dict__.pop("feature_names_in_", None)
-
-
 def check_X_fitted(est, X, fitted: str) -> np.ndarray:
     """The checks of a fitted estimator's ``predict`` (``transform``, ``apply`` ...): fitted
-    (``NotFittedError`` unless attribute ``fitted`` is set), the DataFrame columns seen at fit in their
-    order (:func:`check_column_names`), ``X`` as :func:`check_array` takes it, the number of features."""
+    (``NotFittedError`` unless attribute ``fitted`` is set), then ``X`` by :func:`validate_X`
+    (``reset=False``: the array, the column names and the number of features seen at fit)."""
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(est, fitted)
-    name = type(est).__name__
-    check_column_names(X, getattr(est, "feature_names_in_", None), estimator=name)
-    X = check_array(X)
-    check_n_features(X, est.n_features_in_, estimator=name)
-    return X
+    return validate_X(est, X, reset=False)
 
 
 def check_y_given(y, estimator: str = "this estimator") -> None:

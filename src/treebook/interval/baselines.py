@@ -16,7 +16,7 @@ from ..validation import (
     int_interval,
     power_of_two_scale,
     real_interval,
-    record_column_names,
+    validate_fit,
 )
 from .l1_solvers import l1_linear_lp_highs, l1_linear_lp_pulp, squared_hinge_l1_fista
 from .losses import (
@@ -316,8 +316,7 @@ class L1LinearIntervalRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         margin, solver = self._check_params()
-        record_column_names(self, X)
-        X, y = check_X_intervals(X, y)
+        X, y = validate_fit(self, X, y, check_X_intervals)
         if self.penalty is None:
             self._select(X, y, margin, solver)
             penalty = float(self.penalty_)
@@ -398,8 +397,7 @@ class IntervalCARTRegressor(_IntervalScore, RegressorMixin, BaseEstimator):
         """Fit the CART tree on the finite limits moved inwards by the margin. Targets so large that the
         tree's squared errors overflow are divided by an exact power of two (``y_scale_``, 1 for ordinary
         data) and the predictions multiplied back: the same tree, the same predictions."""
-        record_column_names(self, X)
-        X, y = check_X_intervals(X, y)
+        X, y = validate_fit(self, X, y, check_X_intervals)
         margin = check_margin(self.margin)
         lo = np.flatnonzero(np.isfinite(y[:, 0]))
         hi = np.flatnonzero(np.isfinite(y[:, 1]))
@@ -439,8 +437,7 @@ class ConstantIntervalRegressor(_ConstantModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        record_column_names(self, X)
-        X, y = check_X_intervals(X, y)
+        X, y = validate_fit(self, X, y, check_X_intervals)
         res = prefix_solve(y[:, 0], y[:, 1], loss=self.loss, margin=self.margin)
         self.constant_ = float(res.prediction[-1])
         self.n_features_in_ = X.shape[1]
@@ -460,8 +457,7 @@ class MinErrorConstantRegressor(_ConstantModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        record_column_names(self, X)
-        X, y = check_X_intervals(X, y)
+        X, y = validate_fit(self, X, y, check_X_intervals)
         lim = np.unique(y[np.isfinite(y)])
         cand = lim[:-1] if lim.size > 1 else lim
         errors = ((cand[None, :] < y[:, :1]) | (y[:, 1:] < cand[None, :])).sum(axis=0)

@@ -58,7 +58,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from ..datasets.mmit import load_neuroblastoma, neuroblastoma_authors_folds
 from ..results import to_jsonable
-from ..validation import check_random_state, int_interval, record_column_names
+from ..validation import check_random_state, int_interval, validate_fit
 from .baselines import (
     ConstantIntervalRegressor,
     IntervalCARTRegressor,
@@ -276,8 +276,7 @@ class MMITGridSearchCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=False)  # the grid's values are validated by each MMIT
     def fit(self, X, y):
-        record_column_names(self, X)
-        X, y = check_X_intervals(X, y)
+        X, y = validate_fit(self, X, y, check_X_intervals)
         margins, depths, splits = self._grid()
         folds = self._folds(X)
         deepest = None if any(d is None for d in depths) else max(depths)

@@ -23,12 +23,11 @@ from ..tree import prune as core_pruning
 from ..tree.cart import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, resolve_max_features
 from ..validation import (
     RANDOM_STATE,
-    check_column_names,
     check_random_state,
     check_X_fitted,
     int_interval,
     real_interval,
-    record_column_names,
+    validate_fit,
 )
 from .losses import (
     LOSS_CONSTRAINTS,
@@ -237,8 +236,7 @@ class MMITRegressor(RegressorMixin, BaseTree):
         """Grow the tree on ``X`` (n, p) and interval targets ``y`` (n, 2), then prune it at ``ccp_alpha``.
 
         Limits so large that a node's hinge losses would overflow are refused (``ValueError``)."""
-        self._record_features(X)
-        X, y = check_X_intervals(X, y)
+        X, y = validate_fit(self, X, y, check_X_intervals)
         check_limit_size(y, check_margin(self.margin), squared=self.loss == "squared")
         self.n_features_in_ = X.shape[1]
         self.full_tree_ = grow_mmit(
@@ -275,8 +273,7 @@ class BestEstimatorMixin:
     """``predict`` and ``score`` (minus the interval MSE) of a search through its ``best_estimator_``."""
 
     def predict(self, X):
-        check_is_fitted(self, "best_estimator_")
-        check_column_names(X, getattr(self, "feature_names_in_", None), estimator=type(self).__name__)
+        X = check_X_fitted(self, X, "best_estimator_")
         return self.best_estimator_.predict(X)
 
     def score(self, X, y, sample_weight=None):
@@ -337,8 +334,7 @@ class MMITPrunedCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=False)  # the grid's values are validated by each MMIT
     def fit(self, X, y):
-        record_column_names(self, X)
-        X, y = check_X_intervals(X, y)
+        X, y = validate_fit(self, X, y, check_X_intervals)
         grid = check_param_grid(self.param_grid, {"margin", "max_depth", "min_samples_split", "min_samples_leaf"})
         if X.shape[0] < self.cv:
             raise ValueError(f"{X.shape[0]} samples cannot be split into cv={self.cv} folds")
@@ -407,8 +403,7 @@ class MMITForestRegressor(RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        record_column_names(self, X)
-        X, y = check_X_intervals(X, y)
+        X, y = validate_fit(self, X, y, check_X_intervals)
         check_limit_size(y, check_margin(self.margin), squared=self.loss == "squared")
         rng = check_random_state(self.random_state)
         n = X.shape[0]

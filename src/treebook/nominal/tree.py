@@ -53,7 +53,7 @@ from treebook.tree.criteria import node_impurity_classification, one_hot
 from treebook.tree.structure import LEAF
 from treebook.validation import (
     check_classification_targets,
-    check_column_names,
+    check_feature_names,
     check_y_given,
     int_interval,
     real_interval,
@@ -271,10 +271,7 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
             self.nominal_mask_ = self._nominal_columns(X, columns)
             self.categories_ = {}
         else:
-            check_column_names(X, getattr(self, "feature_names_in_", None), estimator=type(self).__name__)
-            if len(columns) != self.n_features_in_:
-                raise ValueError(f"X has {len(columns)} features, but {type(self).__name__} is expecting "
-                                 f"{self.n_features_in_} features as input (the number seen at fit time)")
+            check_feature_names(self, X, reset=False)
         out = np.empty(df.shape, dtype=float)
         for j, c in enumerate(columns):
             col = df[c]
@@ -321,8 +318,8 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
     def fit(self, X, y):
         """Grow the tree on ``X`` (DataFrame or array) and class labels ``y``."""
         check_y_given(y, type(self).__name__)
-        self._record_features(X)
         Xc = self._encode(X, fit=True)
+        check_feature_names(self, X, reset=True)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             warnings.warn("A column-vector y was passed when a 1d array was expected; it was flattened to shape "

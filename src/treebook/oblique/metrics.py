@@ -23,9 +23,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, validate_params
+from sklearn.utils._param_validation import validate_params
 
-from treebook.validation import check_array, check_magnitude
+from treebook.validation import check_array, check_magnitude, int_interval, real_interval
 
 __all__ = ["mse_rows", "off_ink_share", "pca_reconstruct", "skimage019_data_range", "ssim_authors",
            "ssim_images"]
@@ -56,7 +56,7 @@ def _pair(X, Y, names=("X", "Y")):
 
 @validate_params(
     {"X": ["array-like"], "Y": ["array-like"], "shape": [tuple, list],
-     "data_range": [Interval(Real, 0, None, closed="neither"), None], "channel_axis": [Integral, None]},
+     "data_range": [real_interval(0, None, closed="neither"), None], "channel_axis": [int_interval(None, None, closed="neither"), None]},
     prefer_skip_nested_validation=True,
 )
 def ssim_images(X, Y, shape, data_range=255.0, channel_axis=None):
@@ -143,7 +143,7 @@ def mse_rows(X, Y):
 
 
 @validate_params(
-    {"X_train": ["array-like"], "X_test": ["array-like"], "n_components": [Interval(Integral, 1, None, closed="left")],
+    {"X_train": ["array-like"], "X_test": ["array-like"], "n_components": [int_interval(1)],
      "box": [tuple, list, None]},
     prefer_skip_nested_validation=True,
 )

@@ -15,7 +15,6 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils.validation import check_is_fitted
 
 from ..tree import Candidate, ShapeSplit, grow_tree
 from ..tree.cart import BaseTree
@@ -23,12 +22,10 @@ from ..tree.criteria import node_impurity_classification, one_hot, weighted_impu
 from ..validation import (
     RANDOM_STATE,
     check_classification_targets,
-    check_feature_names,
     check_magnitude,
     check_random_state,
-    check_X_y,
     int_interval,
-    validate_X,
+    validate_fit,
 )
 from .candidates import cart_candidates
 
@@ -134,10 +131,9 @@ class ShapeCARTClassifier(ClassifierMixin, BaseTree):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        Xa, y = check_X_y(X, y)
+        Xa, y = validate_fit(self, X, y)
         check_magnitude(Xa, float(np.finfo(np.float32).max), name="X",
                         reason="the interval proposals come from single-precision CART trees")
-        check_feature_names(self, X, reset=True)
         self.classes_, y_enc = check_classification_targets(y)
         self.n_classes_ = self.classes_.size
         onehot = one_hot(y_enc, self.n_classes_)
@@ -154,10 +150,6 @@ class ShapeCARTClassifier(ClassifierMixin, BaseTree):
             min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
         )
         return self
-
-    def _validate_X_predict(self, X) -> np.ndarray:
-        check_is_fitted(self, "tree_")
-        return validate_X(self, X, reset=False)
 
     def apply(self, X) -> np.ndarray:
         """Leaf id reached by each sample."""

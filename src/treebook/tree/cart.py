@@ -35,10 +35,9 @@ from ..validation import (
     NumberInterval,
     check_classification_targets,
     check_X_fitted,
-    check_X_y,
     int_interval,
     real_interval,
-    record_column_names,
+    validate_fit,
 )
 from .criteria import check_criterion, node_impurity_classification, one_hot
 from .export import export_text, plot_tree
@@ -194,11 +193,6 @@ class BaseTree(BaseEstimator):
             self.tree_ = grow_tree(X, stats, find_split=partial(_threshold_search, criterion=criterion), **growth)
         return self
 
-    def _record_features(self, X) -> None:
-        """Record the column names of a DataFrame ``X`` as ``feature_names_in_`` (forgotten when refit on
-        data without names); ``predict`` then refuses a DataFrame whose columns differ or are reordered."""
-        record_column_names(self, X)
-
 
 class _CostComplexityPruning:
     """``ccp_alpha`` and ``cost_complexity_pruning_path`` for the CART estimators (scikit-learn's rule)."""
@@ -266,8 +260,7 @@ class CARTClassifier(_CostComplexityPruning, ClassifierMixin, BaseTree):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Grow the tree on ``X`` and class labels ``y``, then prune it at ``ccp_alpha``."""
-        self._record_features(X)
-        X, y = check_X_y(X, y)
+        X, y = validate_fit(self, X, y)
         self.classes_, y_enc = check_classification_targets(y)
         self.n_features_in_ = X.shape[1]
         self.n_classes_ = self.classes_.size
@@ -320,9 +313,8 @@ class CARTRegressor(_CostComplexityPruning, RegressorMixin, BaseTree):
 
         Targets so large that their squared-error sums would overflow (``n * max|y|`` above
         :data:`MAX_TARGET_SPAN`) are refused: rescale them first."""
-        self._record_features(X)
         multi = y is not None and np.asarray(y).ndim == 2
-        X, y = check_X_y(X, y, y_numeric=True, multi_output=multi)
+        X, y = validate_fit(self, X, y, y_numeric=True, multi_output=multi)
         largest = max(float(y.max()), -float(y.min()))  # max |y| without a temporary copy of y
         if largest * y.shape[0] > MAX_TARGET_SPAN:
             raise ValueError(f"y has values up to {largest:.3g}: with {y.shape[0]} samples the "

@@ -11,7 +11,13 @@ from sklearn.utils._param_validation import Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ...tree.cart import BaseTree
-from ...validation import RANDOM_STATE, check_classification_targets, check_X_y, int_interval, real_interval
+from ...validation import (
+    RANDOM_STATE,
+    check_classification_targets,
+    int_interval,
+    real_interval,
+    validate_fit,
+)
 from .search import AND_RULES, DEFAULT_CART_LEAVES, HEURISTICS, LiteratiSearch
 from .specs import cart_spec, spec_to_tree
 
@@ -164,8 +170,7 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
     def fit(self, X, y):
         """Search (Algorithm 1) until proof, a budget (time, expansions) or interrupt; keep the best tree."""
         cart_leaves = self._check_params()
-        self._record_features(X)
-        X, y = check_X_y(X, y)
+        X, y = validate_fit(self, X, y)
         self.classes_, y_enc = check_classification_targets(y)
         self.n_features_in_ = X.shape[1]
         self.n_classes_ = self.classes_.size
