@@ -45,9 +45,11 @@ import math
 import os
 import platform
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_info
 
 from .files import project_root, write_atomic
 
@@ -190,6 +192,49 @@ def recompute_slice(entry: dict):
     return to_jsonable(obj(**entry["kwargs"]))
 
 
+#: OpenBLAS's kernels for x86-64, tried in this order when a stored slice does not reproduce under the kernel
+#: this process runs: LAPACK's last bits depend on the kernel (an eigenvector, a PCA direction), and a tie
+#: broken by them can move a Monte Carlo percentage or an LP's vertex
+BLAS_KERNELS = ("SkylakeX", "Haswell", "Zen", "Sandybridge")
+
+
+def blas_kernel() -> str | None:
+    """The OpenBLAS kernel (``OPENBLAS_CORETYPE`` name) numpy's linear algebra runs in this process, or None."""
+    for lib in threadpool_info():
+        if lib.get("internal_api") == "openblas" and lib.get("architecture"):
+            return str(lib["architecture"])
+    return None
+
+
+def unreproduced_slices(record: dict) -> list[str]:
+    """Labels of the record's slices whose function no longer returns the stored value in this process."""
+    return [e["label"] for e in record["slices"] if recompute_slice(e) != e["value"]]
+
+
+def reproduce_slices(path) -> tuple[list[str], str | None]:
+    """Recompute a stored record's slices: ``(labels that do not reproduce, the OpenBLAS kernel they were
+    checked under)``. Under this process's kernel first; if some differ, in a fresh process under the kernel
+    the record's provenance names (``blas``), else under each of :data:`BLAS_KERNELS` in turn -- the code
+    reproduces the record if the values are exact under one of them (a change of code changes them under all)."""
+    record = load_results(path)
+    failed = unreproduced_slices(record)
+    here = blas_kernel()
+    if not failed:
+        return [], here
+    named = record.get("provenance", {}).get("blas")
+    kernels = [named] if named else [k for k in BLAS_KERNELS if k != here]
+    script = ("import json, sys; from treebook.results import load_results, unreproduced_slices; "
+              "print(json.dumps(unreproduced_slices(load_results(sys.argv[1]))))")
+    for kernel in kernels:
+        if kernel == here:
+            continue
+        out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
+                             env={**os.environ, "OPENBLAS_CORETYPE": kernel}, timeout=1800)
+        if out.returncode == 0 and json.loads(out.stdout.strip().splitlines()[-1]) == []:
+            return [], kernel
+    return failed, here
+
+
 def _write_json_atomic(path: Path, data) -> None:
     write_atomic(path, json.dumps(data, indent=2, allow_nan=False))
 
@@ -249,7 +294,7 @@ def provenance(profile: str, parameters: dict, wall_seconds: float, cpu_seconds:
         **state,
         "profile": profile, "parameters": {k: v for k, v in parameters.items() if k != "result_path"},
         "cpu_model": _cpu_model(), "cpu_count": os.cpu_count(), "python": platform.python_version(),
-        "wall_seconds": round(float(wall_seconds), 1), "cpu_seconds": round(float(cpu_seconds), 1),
+        "blas": blas_kernel(), "wall_seconds": round(float(wall_seconds), 1), "cpu_seconds": round(float(cpu_seconds), 1),
     })
 
 
