@@ -266,3 +266,101 @@ def test_check_array_accepts_finite_values_whose_sum_overflows_and_names_nan_and
         X[2, 1] = bad
         with pytest.raises(ValueError, match=word):
             check_array(X)
+
+
+# ------------------------------------------------------------------ the one growth loop
+
+
+class _MedianSplitter:
+    """A toy splitter of the ``Splitter`` interface: split the first offered feature at its node median,
+    a node's cost its squared error; counts the calls it receives."""
+
+    def __init__(self, X, y):
+        self.X, self.y = X, y
+        self.n_samples, self.n_features = X.shape
+        self.calls = {"node": 0, "find": 0, "children": 0}
+
+    def root(self):
+        return np.arange(self.n_samples)
+
+    def node(self, idx):
+        self.calls["node"] += 1
+        y = self.y[idx]
+        return [y.mean()], idx.size, float(y.var())
+
+    def is_pure(self, idx, impurity):
+        return impurity <= 1e-12
+
+    def find(self, idx, features, min_samples_leaf):
+        from treebook.tree import Candidate
+
+        self.calls["find"] += 1
+        f = int(features[0])
+        x = self.X[idx, f]
+        thr = float(np.median(x))
+        right = x > thr
+        if right.sum() < min_samples_leaf or (~right).sum() < min_samples_leaf:
+            return None
+        y = self.y[idx]
+        cost = y[right].var() * right.sum() + y[~right].var() * (~right).sum()
+        return Candidate(ThresholdSplit(f, thr), float(cost), right)
+
+    def children(self, idx, cand):
+        self.calls["children"] += 1
+        return idx[~cand.right], idx[cand.right]
+
+
+def test_grow_takes_any_splitter_and_owns_the_stopping_rules_and_the_node_order():
+    from treebook.tree import grow
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0] + rng.normal(scale=0.1, size=200)
+    sp = _MedianSplitter(X, y)
+    tree = grow(sp, max_depth=3, min_samples_leaf=5)
+    assert tree.max_depth == 3
+    assert tree.n_node_samples.min() >= 5
+    internal = np.flatnonzero(~tree.is_leaf)
+    # depth first, left child first: the left child of node i is node i + 1
+    assert np.array_equal(tree.children_left[internal], internal + 1)
+    # every node was evaluated once; every split asked for its children once
+    assert sp.calls["node"] == tree.n_nodes
+    assert sp.calls["children"] == internal.size
+    # the tree routes the training rows to leaves whose value is their mean
+    leaves = tree.apply(X)
+    for leaf in np.unique(leaves):
+        assert np.isclose(tree.value[leaf, 0], y[leaves == leaf].mean())
+
+
+def test_grow_draws_max_features_per_node_and_refuses_weak_splits():
+    from treebook.tree import grow
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 5))
+    y = X[:, 2] + rng.normal(scale=0.1, size=300)
+    seen = []
+
+    class Recording(_MedianSplitter):
+        def find(self, idx, features, min_samples_leaf):
+            seen.append(tuple(features))
+            return super().find(idx, features, min_samples_leaf)
+
+    grow(Recording(X, y), max_depth=4, max_features=2, random_state=0)
+    assert seen and all(len(f) == 2 and list(f) == sorted(f) for f in seen)
+    assert len(set(seen)) > 1
+    # a decrease threshold above any split's gain leaves the root a leaf
+    assert grow(_MedianSplitter(X, y), min_impurity_decrease=10.0).n_nodes == 1
+
+
+def test_the_mmit_and_presorted_splitters_number_nodes_as_the_node_splitter_does():
+    from treebook.interval import MMITRegressor
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(150, 3))
+    mid = X[:, 0] + X[:, 1]
+    y = np.column_stack([mid - 0.5, mid + 0.5])
+    for est in (MMITRegressor(max_depth=4).fit(X, y), CARTRegressor(max_depth=4).fit(X, mid)):
+        t = est.tree_
+        internal = np.flatnonzero(~t.is_leaf)
+        assert internal.size > 1
+        assert np.array_equal(t.children_left[internal], internal + 1)

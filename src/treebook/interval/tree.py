@@ -18,9 +18,10 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.model_selection import KFold
 from sklearn.utils.validation import check_is_fitted
 
-from ..tree import BaseTree, ThresholdSplit, Tree, TreeBuilder
+from ..tree import BaseTree, Candidate, ThresholdSplit, Tree
 from ..tree import prune as core_pruning
 from ..tree.cart import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, resolve_max_features
+from ..tree.grow import Splitter, grow
 from ..validation import (
     RANDOM_STATE,
     check_random_state,
@@ -47,6 +48,7 @@ __all__ = [
     "prune_tree",
     "node_collapse_alphas",
     "grow_mmit",
+    "MMITSplitter",
 ]
 
 
@@ -93,38 +95,42 @@ def _node_solve(y, squared, margin):
     return float(cost[-1]), float(pred[-1]), (rank_lo, rank_hi, bps, is_up, wr)
 
 
-def grow_mmit(X, y, *, loss="linear", margin=0.0, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-              max_features=None, random_state=None):
-    """Grow an MMIT greedily (section 3); returns a :class:`~treebook.tree.Tree`.
+class MMITSplitter(Splitter):
+    """The MMIT split search of equation (4) for :func:`treebook.tree.grow.grow`.
 
-    Node ``impurity`` is the node's minimum total hinge loss divided by its number of samples, so
-    ``impurity * n_node_samples`` is the leaf cost of equation (2) (used by pruning). A node is split
-    only when the best split lowers the total cost.
+    A node's handle carries its row numbers and its solve -- minimum total hinge loss, minimiser and the
+    breakpoints of its intervals -- computed once, when its parent is split, and used both for the node's
+    value and cost and for the sweeps of its own split search. A node is split only when the best split
+    lowers its total cost (by more than a relative 1e-10); a node of cost at most 1e-10 is pure.
     """
-    squared = check_loss(loss) == "squared"
-    margin = check_margin(margin)
-    n, p = X.shape
-    rng = check_random_state(random_state) if max_features is not None else None
-    depth_limit = np.inf if max_depth is None else max_depth
-    b = TreeBuilder(n_outputs=1)
-    root_cost, root_pred, root_bp = _node_solve(y, squared, margin)
-    root = b.add_node([root_pred], n, root_cost / n)
-    stack = [(root, np.arange(n), 0, root_cost, root_bp)]
-    while stack:
-        node, idx, depth, cost, bp = stack.pop()
-        nt = idx.size
-        tol = 1e-10 * max(1.0, cost)
-        if depth >= depth_limit or nt < min_samples_split or nt < 2 * min_samples_leaf or cost <= tol:
-            continue
-        if max_features is None:
-            feats = np.arange(p, dtype=np.int64)
-        else:
-            feats = np.sort(rng.choice(p, size=max_features, replace=False)).astype(np.int64)
-        Xn = X[idx]
+
+    def __init__(self, X, y, squared: bool, margin: float):
+        self.X, self.y, self.squared, self.margin = X, y, squared, margin
+        self.n_samples, self.n_features = X.shape
+
+    def _handle(self, idx):
+        cost, pred, bp = _node_solve(self.y[idx], self.squared, self.margin)
+        return idx, cost, pred, bp
+
+    def root(self):
+        return self._handle(np.arange(self.n_samples))
+
+    def node(self, handle):
+        idx, cost, pred, _ = handle
+        return [pred], idx.size, cost / idx.size
+
+    def is_pure(self, handle, impurity):
+        cost = handle[1]
+        return cost <= 1e-10 * max(1.0, cost)
+
+    def find(self, handle, features, min_samples_leaf):
+        idx, cost, _, bp = handle
+        feats = np.asarray(features, dtype=np.int64)
+        Xn = self.X[idx]
         orders = np.argsort(Xn[:, feats], axis=0)
-        jj, pos, best = _node_search(Xn, orders, feats, *bp, squared, min_samples_leaf)
-        if jj < 0 or not best < cost - tol:
-            continue
+        jj, pos, best = _node_search(Xn, orders, feats, *bp, self.squared, min_samples_leaf)
+        if jj < 0 or not best < cost - 1e-10 * max(1.0, cost):
+            return None
         f = int(feats[jj])
         order = orders[:, jj]
         x_lo = Xn[order[pos], f]
@@ -132,16 +138,22 @@ def grow_mmit(X, y, *, loss="linear", margin=0.0, max_depth=None, min_samples_sp
         thr = 0.5 * (x_lo + x_hi)
         if not x_lo <= thr < x_hi:
             thr = x_lo
-        right = Xn[:, f] > thr
-        b.set_split(node, ThresholdSplit(f, float(thr)))
-        children = []
-        for is_right in (False, True):
-            cidx = idx[right] if is_right else idx[~right]
-            c_cost, c_pred, c_bp = _node_solve(y[cidx], squared, margin)
-            cnode = b.add_node([c_pred], cidx.size, c_cost / cidx.size, parent=node, is_right=is_right)
-            children.append((cnode, cidx, depth + 1, c_cost, c_bp))
-        stack.extend(children[::-1])
-    return b.build()
+        return Candidate(ThresholdSplit(f, float(thr)), float(best), Xn[:, f] > thr)
+
+    def children(self, handle, cand):
+        idx = handle[0]
+        return self._handle(idx[~cand.right]), self._handle(idx[cand.right])
+
+
+def grow_mmit(X, y, *, loss="linear", margin=0.0, **growth):
+    """Grow an MMIT greedily (section 3); returns a :class:`~treebook.tree.Tree`.
+
+    :func:`treebook.tree.grow.grow` with an :class:`MMITSplitter`; ``growth`` are its keyword arguments
+    (``max_depth``, ``min_samples_split``, ``min_samples_leaf``, ``max_features``, ``random_state``).
+    Node ``impurity`` is the node's minimum total hinge loss divided by its number of samples, so
+    ``impurity * n_node_samples`` is the leaf cost of equation (2) (used by pruning).
+    """
+    return grow(MMITSplitter(X, y, check_loss(loss) == "squared", check_margin(margin)), **growth)
 
 
 # ----------------------------------------------------------------------------------------------

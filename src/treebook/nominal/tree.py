@@ -50,7 +50,6 @@ from treebook.nominal.partitions import MAX_EXHAUSTIVE_VALUES, METHODS, best_par
 from treebook.tree import BaseTree, Candidate, SubsetSplit, best_threshold_split, grow_tree
 from treebook.tree.cart import GROWTH_CONSTRAINTS
 from treebook.tree.criteria import node_impurity_classification, one_hot
-from treebook.tree.structure import LEAF
 from treebook.validation import (
     check_classification_targets,
     check_feature_names,
@@ -363,41 +362,11 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
     def _stops_at_unseen(self) -> bool:
         return self.unseen == "node_majority"
 
-    def _walk(self, Xc):
-        """Nodes each sample reaches when an unseen category stops it at its node (``unseen="node_majority"``).
-
-        Returns ``(visits, stop)``: the ``(node, sample indices)`` pairs of the walk and the node whose
-        ``value`` predicts each sample (a leaf, or the internal node where its category was unseen).
-        """
-        t = self.tree_
-        stop = np.full(Xc.shape[0], LEAF, dtype=np.intp)
-        visits = []
-        stack = [(0, np.arange(Xc.shape[0]))]
-        while stack:
-            node, idx = stack.pop()
-            if idx.size == 0:
-                continue
-            visits.append((node, idx))
-            split = t.splits[node]
-            if split is None:
-                stop[idx] = node
-                continue
-            if isinstance(split, SubsetSplit) and split.seen_values is not None:
-                here = ~np.isin(Xc[idx, split.feature], split.seen_values)
-                stop[idx[here]] = node
-                idx = idx[~here]
-            right = np.asarray(split.route(Xc[idx]), dtype=bool)
-            stack.append((t.children_right[node], idx[right]))
-            stack.append((t.children_left[node], idx[~right]))
-        return visits, stop
-
     def predict_proba(self, X):
         """Class fractions of the training samples in the node whose prediction each sample receives: the leaf
         it reaches, or with ``unseen="node_majority"`` the node where its category was unseen."""
-        Xc = self._validate_X_predict(X)
-        if not self._stops_at_unseen():
-            return self.tree_.predict(Xc)
-        return self.tree_.value[self._walk(Xc)[1]]
+        Xc = self._validate_X_predict(X)  # first: an unfitted estimator has no ``tree_``
+        return self.tree_.predict(Xc, stop_unseen=self._stops_at_unseen())
 
     def predict(self, X):
         check_is_fitted(self, "tree_")
@@ -406,20 +375,11 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
     def apply(self, X):
         """Id of the node whose value predicts each sample (a leaf, except for categories stopped at their
         node by ``unseen="node_majority"``)."""
-        Xc = self._validate_X_predict(X)
-        if not self._stops_at_unseen():
-            return self.tree_.apply(Xc)
-        return self._walk(Xc)[1]
+        Xc = self._validate_X_predict(X)  # first: an unfitted estimator has no ``tree_``
+        return self.tree_.apply(Xc, stop_unseen=self._stops_at_unseen())
 
     def decision_path(self, X):
         """Sparse (n_samples x n_nodes) indicator of the nodes each sample passes through (up to the node
         where ``unseen="node_majority"`` stops it)."""
-        Xc = self._validate_X_predict(X)
-        if not self._stops_at_unseen():
-            return self.tree_.decision_path(Xc)
-        visits = self._walk(Xc)[0]
-        rows = np.concatenate([idx for _, idx in visits]) if visits else np.zeros(0, np.intp)
-        cols = np.concatenate([np.full(idx.size, node, np.intp) for node, idx in visits]) if visits else rows
-        m = sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(Xc.shape[0], self.tree_.n_nodes))
-        m.sort_indices()
-        return m
+        Xc = self._validate_X_predict(X)  # first: an unfitted estimator has no ``tree_``
+        return self.tree_.decision_path(Xc, stop_unseen=self._stops_at_unseen())

@@ -41,8 +41,8 @@ from ..validation import (
 )
 from .criteria import check_criterion, node_impurity_classification, one_hot
 from .export import export_text, plot_tree
-from .grow import best_threshold_split, grow_tree
-from .presorted import grow_presorted, mse_leaf_value, mse_node_impurity, presorted_supports
+from .grow import NodeSplitter, best_threshold_split, grow
+from .presorted import PresortedSplitter, mse_leaf_value, mse_node_impurity, presorted_supports
 from .prune import check_ccp_alpha, prune_tree, pruning_path
 from .structure import Tree
 
@@ -181,16 +181,17 @@ class BaseTree(BaseEstimator):
         """Grow ``tree_`` with the CART threshold search under this estimator's growth parameters: on
         presorted features (:mod:`treebook.tree.presorted`) for Gini and squared error, the vectorised
         per-node search otherwise -- the same tree either way."""
-        growth = dict(leaf_value=leaf_value, node_impurity=node_impurity,
-                      max_depth=self.max_depth, min_samples_split=self.min_samples_split,
+        growth = dict(max_depth=self.max_depth, min_samples_split=self.min_samples_split,
                       min_samples_leaf=self.min_samples_leaf, min_impurity_decrease=self.min_impurity_decrease,
                       max_features=resolve_max_features(self.max_features, X.shape[1]),
                       random_state=self.random_state)
         n_terms = stats.shape[1] if stats.ndim == 2 else 1
         if presorted_supports(criterion, n_terms):
-            self.tree_ = grow_presorted(X, stats, criterion=criterion, **growth)
+            splitter = PresortedSplitter(X, stats, criterion, leaf_value, node_impurity)
         else:
-            self.tree_ = grow_tree(X, stats, find_split=partial(_threshold_search, criterion=criterion), **growth)
+            splitter = NodeSplitter(X, stats, partial(_threshold_search, criterion=criterion), leaf_value,
+                                    node_impurity)
+        self.tree_ = grow(splitter, **growth)
         return self
 
 

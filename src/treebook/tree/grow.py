@@ -1,10 +1,13 @@
-"""Greedy top-down growth with pluggable split search.
+"""Greedy top-down growth: one loop, :func:`grow`, and the split search as a :class:`Splitter`.
 
-:func:`grow_tree` knows nothing of what a node tests or what a leaf costs: it asks a
-``find_split`` callable for the best candidate at each node, and ``leaf_value`` /
-``node_impurity`` callables for what a node predicts and costs. CART, the nominal trees of
-chapter 1, the interval trees of chapter 2, ShapeCART (chapter 3) and the oblique trees of
-chapter 4 are all this loop with a different ``find_split``.
+:func:`grow` knows nothing of what a node tests or what a leaf costs: it asks a splitter for each
+node's value and impurity and for the best candidate split, and owns the rest -- the stopping
+rules, the per-node feature draw of ``max_features``, the node order. A splitter keeps the state
+it carries from a node to its children, as scikit-learn's Splitter keeps its sample order. CART
+on presorted features (:class:`~treebook.tree.presorted.PresortedSplitter`), the MMIT trees of
+chapter 2 (their splitter carries each node's solve to the split search) and every search that
+works on a node's own samples (:class:`NodeSplitter`: the vectorised CART search below, the
+nominal trees of chapter 1, ShapeCART of chapter 3, the oblique trees of chapter 4) are this loop.
 
 :func:`best_threshold_split` is the CART split search (Breiman et al. 1984), vectorised over
 all features and all cut points of a node: one sort per feature, cumulative statistics, and
@@ -23,7 +26,7 @@ from .criteria import impurity as _impurity
 from .splits import Split, ThresholdSplit
 from .structure import LEAF, Tree, TreeBuilder
 
-__all__ = ["Candidate", "grow_tree", "best_threshold_split", "FEATURE_THRESHOLD"]
+__all__ = ["Candidate", "FEATURE_THRESHOLD", "NodeSplitter", "Splitter", "best_threshold_split", "grow", "grow_tree"]
 
 #: Two feature values closer than this are treated as equal (scikit-learn's ``FEATURE_THRESHOLD``).
 FEATURE_THRESHOLD = 1e-7
@@ -133,54 +136,125 @@ def best_threshold_split(X: np.ndarray, stats: np.ndarray, features, criterion: 
     return Candidate(ThresholdSplit(f, thr), cost, X[:, f] > thr)
 
 
-def grow_tree(X, y, *, find_split: Callable, leaf_value: Callable, node_impurity: Callable,
-              max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
-              min_impurity_decrease: float = 0.0, max_features: int | None = None,
-              random_state=None) -> Tree:
-    """Grow a binary tree greedily, depth first (left child before right, as scikit-learn numbers nodes).
+class Splitter:
+    """The split search of one tree, as :func:`grow` asks for it (scikit-learn's Splitter and Criterion).
+
+    A splitter knows the training data and keeps whatever state it carries from a node to its children
+    (the presorted orders of :class:`~treebook.tree.presorted.PresortedSplitter`, the node solves of the
+    MMIT splitter); :func:`grow` sees a node only as the opaque handle the splitter made for it, and
+    decides alone when to stop, which features to offer, and in which order nodes are numbered.
+
+    Subclasses set ``n_samples`` and ``n_features`` and implement :meth:`root`, :meth:`node`,
+    :meth:`find` and :meth:`children`.
+    """
+
+    n_samples: int
+    n_features: int
+
+    def root(self):
+        """The handle of the root (all training samples)."""
+        raise NotImplementedError
+
+    def node(self, handle) -> tuple[np.ndarray, int, float]:
+        """``(value, n_samples, impurity)`` of a node; ``impurity * n_samples`` is its cost."""
+        raise NotImplementedError
+
+    def is_pure(self, handle, impurity: float) -> bool:
+        """Whether the node cannot be improved by any split (default: impurity at most machine epsilon)."""
+        return impurity <= _EPSILON
+
+    def find(self, handle, features: np.ndarray, min_samples_leaf: int) -> Candidate | None:
+        """The best split of the node over ``features`` with both children of ``min_samples_leaf`` samples
+        or more, ``None`` when there is none; ``Candidate.cost`` is the children's total cost."""
+        raise NotImplementedError
+
+    def children(self, handle, candidate: Candidate):
+        """The handles of the left and right children of the node split by ``candidate`` (the one
+        :meth:`find` returned for this node, called right after it)."""
+        raise NotImplementedError
+
+
+class NodeSplitter(Splitter):
+    """A split search that works on each node's own samples: ``find_split(X_node, y_node, features,
+    min_samples_leaf)`` returns a :class:`Candidate` whose ``right`` masks the node's samples;
+    ``leaf_value(y_node)`` and ``node_impurity(y_node)`` give what a node predicts and costs. A handle is
+    the array of the node's row numbers."""
+
+    def __init__(self, X, y, find_split: Callable, leaf_value: Callable, node_impurity: Callable):
+        self.X = np.asarray(X)
+        self.y = y
+        self.n_samples, self.n_features = self.X.shape
+        self.find_split, self.leaf_value, self.node_impurity = find_split, leaf_value, node_impurity
+
+    def root(self):
+        return np.arange(self.n_samples)
+
+    def node(self, idx):
+        y_node = self.y[idx]
+        return self.leaf_value(y_node), idx.size, float(self.node_impurity(y_node))
+
+    def find(self, idx, features, min_samples_leaf):
+        cand = self.find_split(self.X[idx], self.y[idx], features, min_samples_leaf)
+        if cand is None:
+            return None
+        right = np.asarray(cand.right, dtype=bool)
+        n_right = int(right.sum())
+        if n_right == 0 or n_right == idx.size:
+            return None
+        return cand._replace(right=right)
+
+    def children(self, idx, cand):
+        return idx[~cand.right], idx[cand.right]
+
+
+def grow(splitter: Splitter, *, max_depth: int | None = None, min_samples_split: int = 2,
+         min_samples_leaf: int = 1, min_impurity_decrease: float = 0.0, max_features: int | None = None,
+         random_state=None) -> Tree:
+    """Grow a binary tree greedily with ``splitter``, depth first (left child before right, as scikit-learn
+    numbers nodes). Every tree of the book is grown by this loop.
 
     A node becomes a leaf when it is at ``max_depth``, has fewer than ``min_samples_split`` or
-    ``2 * min_samples_leaf`` samples, is pure (impurity <= machine epsilon), when ``find_split``
-    returns ``None``, or when the weighted impurity decrease
-    ``n/N * (i - n_L/n i_L - n_R/n i_R)`` is below ``min_impurity_decrease``.
-
-    ``find_split(X_node, y_node, features, min_samples_leaf)`` returns a :class:`Candidate`;
-    ``features`` is all features in order, or ``max_features`` of them drawn per node with
-    ``random_state``.
+    ``2 * min_samples_leaf`` samples, is pure (:meth:`Splitter.is_pure`), when :meth:`Splitter.find`
+    returns ``None``, or when the weighted impurity decrease ``n/N * (i - n_L/n i_L - n_R/n i_R)`` is
+    below ``min_impurity_decrease``. The features offered at a node are all of them in order, or
+    ``max_features`` of them drawn per node with ``random_state`` (sorted).
     """
-    X = np.asarray(X)
-    n_total, p = X.shape
+    n_total, p = splitter.n_samples, splitter.n_features
     rng = check_random_state(random_state)
     depth_limit = np.inf if max_depth is None else max_depth
     all_features = np.arange(p)
-    first_value = np.asarray(leaf_value(y), dtype=float).ravel()
-    builder = TreeBuilder(n_outputs=first_value.size)
-
-    stack = [(np.arange(n_total), LEAF, False)]
+    builder = None
+    stack = [(splitter.root(), LEAF, False)]
     while stack:
-        idx, parent, is_right = stack.pop()
-        y_node = y[idx]
-        n = idx.size
-        imp = float(node_impurity(y_node))
-        node = builder.add_node(leaf_value(y_node), n, imp, parent=parent, is_right=is_right)
-        depth = builder._depth[node]
-        if (depth >= depth_limit or n < min_samples_split or n < 2 * min_samples_leaf or imp <= _EPSILON):
+        handle, parent, is_right = stack.pop()
+        value, n, imp = splitter.node(handle)
+        if builder is None:
+            builder = TreeBuilder(n_outputs=np.asarray(value, dtype=float).size)
+        node = builder.add_node(value, n, imp, parent=parent, is_right=is_right)
+        if (builder._depth[node] >= depth_limit or n < min_samples_split or n < 2 * min_samples_leaf or n < 2
+                or splitter.is_pure(handle, imp)):
             continue
         if max_features is None or max_features >= p:
             feats = all_features
         else:
             feats = np.sort(rng.choice(p, size=max_features, replace=False))
-        cand = find_split(X[idx], y_node, feats, min_samples_leaf)
+        cand = splitter.find(handle, feats, min_samples_leaf)
         if cand is None:
-            continue
-        right = np.asarray(cand.right, dtype=bool)
-        n_right = int(right.sum())
-        if n_right == 0 or n_right == n:
             continue
         improvement = (imp * n - cand.cost) / n_total
         if improvement + _EPSILON < min_impurity_decrease:
             continue
         builder.set_split(node, cand.split)
-        stack.append((idx[right], node, True))
-        stack.append((idx[~right], node, False))
+        left, right = splitter.children(handle, cand)
+        stack.append((right, node, True))
+        stack.append((left, node, False))
     return builder.build()
+
+
+def grow_tree(X, y, *, find_split: Callable, leaf_value: Callable, node_impurity: Callable, **growth) -> Tree:
+    """:func:`grow` with a :class:`NodeSplitter`: the split search given as a function of a node's samples.
+
+    ``find_split(X_node, y_node, features, min_samples_leaf)`` returns a :class:`Candidate`; ``growth``
+    are the keyword arguments of :func:`grow`.
+    """
+    return grow(NodeSplitter(X, y, find_split, leaf_value, node_impurity), **growth)

@@ -22,12 +22,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..validation import check_random_state
-from .grow import _EPSILON, FEATURE_THRESHOLD
+from .grow import FEATURE_THRESHOLD, Candidate, Splitter, grow
 from .splits import ThresholdSplit
-from .structure import LEAF, Tree, TreeBuilder
+from .structure import Tree
 
-__all__ = ["MAX_TERMS", "grow_presorted", "mse_leaf_value", "mse_node_impurity", "presorted_supports"]
+__all__ = ["MAX_TERMS", "PresortedSplitter", "grow_presorted", "mse_leaf_value", "mse_node_impurity", "presorted_supports"]
 
 #: classes (Gini) or outputs (squared error) the compiled scan sums in numpy's order
 MAX_TERMS = 128
@@ -378,90 +377,91 @@ def presorted_supports(criterion: str, n_terms: int) -> bool:
     return criterion in ("gini", "mse") and 1 <= n_terms <= MAX_TERMS
 
 
-def grow_presorted(X, stats, *, criterion: str, leaf_value, node_impurity, max_depth=None, min_samples_split=2,
-                   min_samples_leaf=1, min_impurity_decrease=0.0, max_features=None, random_state=None) -> Tree:
-    """:func:`~treebook.tree.grow.grow_tree` with the CART threshold search, on presorted features.
+class PresortedSplitter(Splitter):
+    """The CART threshold search on features sorted once at the root (the module's docstring).
 
-    ``stats``: one-hot classes (n, k) for ``"gini"``, targets (n, q) for ``"mse"``; ``X`` finite.
-    The growth parameters, the node order (depth first, left child first), the stopping rules, the
-    per-node feature draw of ``max_features`` and the tree are those of ``grow_tree``.
+    ``stats``: one-hot classes (n, k) for ``"gini"``, targets (n, q) for ``"mse"``; ``X`` finite. A handle
+    is a node's segment ``(start, end)`` of the index array; :meth:`children` partitions it stably.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)  # no copy of a C-ordered float matrix
-    n_total, p = X.shape
-    stats = np.asarray(stats, dtype=np.float64)
-    if criterion == "mse":
-        S = stats.reshape(n_total, -1)
-        crit = _MSE
-    elif criterion == "gini":
-        S = stats
-        crit = _GINI
-    else:
-        raise ValueError(f"the presorted growth serves 'gini' and 'mse'; got {criterion!r}")
-    S = np.ascontiguousarray(S)
-    rng = check_random_state(random_state)
-    depth_limit = np.inf if max_depth is None else max_depth
-    all_features = np.arange(p)
-    # rows 0..p-1: the features' orders; p: row numbers; p + 1: the partition's buffer. While the features
-    # are sorted, rows p and p + 1 (adjacent, 8 bytes per sample with 4-byte indices) hold the keys.
-    index = np.int32 if n_total < 2**31 - 1 else np.int64
-    block = np.empty((p + 2, n_total), dtype=index)
-    order, buf = block[:p + 1], block[p + 1]
-    if index is np.int32:
-        keys = block[p:].reshape(-1).view(np.float64)
-        for f in range(p):
-            _argsort_stable(X, f, keys, order[f])
-    else:
-        for f in range(p):
-            order[f] = np.argsort(X[:, f], kind="stable")
-    _fill_row_numbers(order[p])  # in place: no temporary n-long range
-    goes_right = np.zeros(n_total, dtype=np.bool_)
-    compiled_mse = crit == _MSE and S.shape[1] == 1 and leaf_value is mse_leaf_value \
-        and node_impurity is mse_node_impurity
 
-    first_value = np.asarray(leaf_value(stats), dtype=float).ravel()
-    builder = TreeBuilder(n_outputs=first_value.size)
-    stack = [(0, n_total, LEAF, False)]
-    while stack:
-        start, end, parent, is_right = stack.pop()
-        idx = order[p, start:end]
+    def __init__(self, X, stats, criterion: str, leaf_value, node_impurity):
+        X = np.ascontiguousarray(X, dtype=np.float64)  # no copy of a C-ordered float matrix
+        n_total, p = X.shape
+        stats = np.asarray(stats, dtype=np.float64)
+        if criterion == "mse":
+            S = stats.reshape(n_total, -1)
+            self.crit = _MSE
+        elif criterion == "gini":
+            S = stats
+            self.crit = _GINI
+        else:
+            raise ValueError(f"the presorted growth serves 'gini' and 'mse'; got {criterion!r}")
+        self.X, self.stats, self.S = X, stats, np.ascontiguousarray(S)
+        self.n_samples, self.n_features = n_total, p
+        self.leaf_value, self.node_impurity = leaf_value, node_impurity
+        # rows 0..p-1: the features' orders; p: row numbers; p + 1: the partition's buffer. While the
+        # features are sorted, rows p and p + 1 (adjacent, 8 bytes per sample with 4-byte indices) hold the keys.
+        index = np.int32 if n_total < 2**31 - 1 else np.int64
+        block = np.empty((p + 2, n_total), dtype=index)
+        self.order, self.buf = block[:p + 1], block[p + 1]
+        if index is np.int32:
+            keys = block[p:].reshape(-1).view(np.float64)
+            for f in range(p):
+                _argsort_stable(X, f, keys, self.order[f])
+        else:
+            for f in range(p):
+                self.order[f] = np.argsort(X[:, f], kind="stable")
+        _fill_row_numbers(self.order[p])  # in place: no temporary n-long range
+        self.goes_right = np.zeros(n_total, dtype=np.bool_)
+        self.compiled_mse = self.crit == _MSE and self.S.shape[1] == 1 and leaf_value is mse_leaf_value \
+            and node_impurity is mse_node_impurity
+        self._n_right = 0
+
+    def root(self):
+        return 0, self.n_samples
+
+    def node(self, handle):
+        start, end = handle
+        idx = self.order[self.n_features, start:end]
         n = end - start
-        if compiled_mse:
-            mean, imp = _mse_node(S, idx)
-            value = np.array([mean])
-        else:
-            # the root's rows are all rows in order: the statistics themselves, not a copy (same values)
-            y_node = stats if (n == n_total and stats.flags.c_contiguous) else stats[idx]
-            imp = float(node_impurity(y_node))
-            value = leaf_value(y_node)
-        node = builder.add_node(value, n, imp, parent=parent, is_right=is_right)
-        depth = builder._depth[node]
-        if (depth >= depth_limit or n < min_samples_split or n < 2 * min_samples_leaf or imp <= _EPSILON
-                or n < 2):
-            continue
-        if max_features is None or max_features >= p:
-            feats = all_features
-        else:
-            feats = np.sort(rng.choice(p, size=max_features, replace=False))
-        total = _node_total(S, idx, crit)
-        f, pos, cost = _best_split(X, order, start, end, S, total, np.asarray(feats, dtype=np.intp),
-                                   int(min_samples_leaf), crit, FEATURE_THRESHOLD)
+        if self.compiled_mse:
+            mean, imp = _mse_node(self.S, idx)
+            return np.array([mean]), n, imp
+        # the root's rows are all rows in order: the statistics themselves, not a copy (same values)
+        stats = self.stats
+        y_node = stats if (n == self.n_samples and stats.flags.c_contiguous) else stats[idx]
+        return self.leaf_value(y_node), n, float(self.node_impurity(y_node))
+
+    def find(self, handle, features, min_samples_leaf):
+        start, end = handle
+        X, order = self.X, self.order
+        idx = order[self.n_features, start:end]
+        total = _node_total(self.S, idx, self.crit)
+        f, pos, cost = _best_split(X, order, start, end, self.S, total, np.asarray(features, dtype=np.intp),
+                                   int(min_samples_leaf), self.crit, FEATURE_THRESHOLD)
         if f < 0:
-            continue
+            return None
         lo = X[order[f, start + pos], f]
         hi = X[order[f, start + pos + 1], f]
         thr = lo / 2.0 + hi / 2.0
         if thr == hi or not np.isfinite(thr):
             thr = lo
         thr = float(thr)
-        n_right = int(_route_right(X, idx, f, thr, goes_right))
-        if n_right == 0 or n_right == n:
-            continue
-        improvement = (imp * n - float(cost)) / n_total
-        if improvement + _EPSILON < min_impurity_decrease:
-            continue
-        builder.set_split(node, ThresholdSplit(int(f), thr))
-        _partition(order, start, end, goes_right, buf)
-        n_left = n - n_right
-        stack.append((start + n_left, end, node, True))
-        stack.append((start, start + n_left, node, False))
-    return builder.build()
+        n_right = int(_route_right(X, idx, f, thr, self.goes_right))
+        if n_right == 0 or n_right == end - start:
+            return None
+        self._n_right = n_right  # the routing of this node, in goes_right, for children()
+        return Candidate(ThresholdSplit(int(f), thr), float(cost), self.goes_right)
+
+    def children(self, handle, cand):
+        start, end = handle
+        _partition(self.order, start, end, self.goes_right, self.buf)
+        n_left = end - start - self._n_right
+        return (start, start + n_left), (start + n_left, end)
+
+
+def grow_presorted(X, stats, *, criterion: str, leaf_value, node_impurity, **growth) -> Tree:
+    """:func:`~treebook.tree.grow.grow` with a :class:`PresortedSplitter`: the tree of
+    :func:`~treebook.tree.grow.grow_tree` with the CART threshold search, grown on presorted features.
+    ``growth`` are the keyword arguments of :func:`~treebook.tree.grow.grow`."""
+    return grow(PresortedSplitter(X, stats, criterion, leaf_value, node_impurity), **growth)

@@ -42,6 +42,12 @@ class Split:
         """Indices of the features the split reads."""
         raise TypeError(f"{type(self).__name__} does not define features")
 
+    def unseen_rows(self, X: np.ndarray) -> np.ndarray | None:
+        """Boolean array, ``True`` where a row of ``X`` holds a value the node never saw at fit time
+        (``None``: the split kind sees every value). A traversal with ``stop_unseen`` halts such rows at
+        the node."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.describe()})"
 
@@ -99,6 +105,11 @@ class SubsetSplit(Split):
         else:
             right[np.isnan(codes)] = self.unseen == "right"
         return right
+
+    def unseen_rows(self, X):
+        if self.seen_values is None:
+            return None
+        return ~np.isin(np.asarray(X, dtype=float)[:, self.feature], self.seen_values)
 
     def describe(self, feature_names=None, decimals=3):
         vals = [int(v) for v in self.left_values]

@@ -90,15 +90,28 @@ class Tree:
         return np.array([s.threshold if isinstance(s, ThresholdSplit) else np.nan for s in self.splits])
 
     # ------------------------------------------------------------------ routing
-    def _traverse(self, X: np.ndarray):
-        """Yield ``(node, sample_indices)`` for every node a sample reaches (preorder)."""
+    def _traverse(self, X: np.ndarray, stop_unseen: bool = False):
+        """Yield ``(node, sample_indices)`` for every node a sample reaches (preorder). With
+        ``stop_unseen``, the rows a split finds unseen (:meth:`Split.unseen_rows`) stop at its node."""
         stack = [(0, np.arange(X.shape[0]))]
         while stack:
             node, idx = stack.pop()
-            yield node, idx
-            if self.children_left[node] == LEAF or idx.size == 0:
+            if idx.size == 0:
                 continue
-            right = np.asarray(self.splits[node].route(X[idx]), dtype=bool)
+            if self.children_left[node] == LEAF:
+                yield node, idx, True
+                continue
+            split = self.splits[node]
+            if stop_unseen:
+                here = split.unseen_rows(X[idx])
+                if here is not None and here.any():
+                    yield node, idx, idx[here]
+                    idx = idx[~here]
+                else:
+                    yield node, idx, None
+            else:
+                yield node, idx, None
+            right = np.asarray(split.route(X[idx]), dtype=bool)
             stack.append((self.children_right[node], idx[right]))
             stack.append((self.children_left[node], idx[~right]))
 
@@ -129,31 +142,35 @@ class Tree:
         state.pop("_packed", None)
         return state
 
-    def _compiled(self, X):
-        packed = self._packed_thresholds() if self.n_nodes else None
+    def _compiled(self, X, stop_unseen: bool = False):
+        packed = self._packed_thresholds() if self.n_nodes and not stop_unseen else None
         X = np.asarray(X)
         if packed is None or X.ndim != 2 or X.dtype.kind not in "biuf":
             return None, X
         return packed, X
 
-    def apply(self, X) -> np.ndarray:
-        """Leaf id reached by each row of ``X``."""
-        packed, X = self._compiled(X)
+    def apply(self, X, stop_unseen: bool = False) -> np.ndarray:
+        """Leaf id reached by each row of ``X``; with ``stop_unseen``, the node where a split found the row's
+        value unseen, for the rows that stop before a leaf (:meth:`Split.unseen_rows`)."""
+        packed, X = self._compiled(X, stop_unseen)
         if packed is not None:
             return apply_thresholds(X, *packed[:4])
         out = np.full(X.shape[0], -1, dtype=np.intp)
-        for node, idx in self._traverse(X):
-            if self.children_left[node] == LEAF:
+        for node, idx, stops in self._traverse(X, stop_unseen):
+            if stops is True:
                 out[idx] = node
+            elif stops is not None:
+                out[stops] = node
         return out
 
-    def predict(self, X) -> np.ndarray:
-        """The ``value`` row of the leaf each row of ``X`` reaches."""
-        return self.value[self.apply(X)]
+    def predict(self, X, stop_unseen: bool = False) -> np.ndarray:
+        """The ``value`` row of the node :meth:`apply` gives for each row of ``X``."""
+        return self.value[self.apply(X, stop_unseen)]
 
-    def decision_path(self, X) -> sp.csr_matrix:
-        """Sparse indicator (n_samples x n_nodes) of the nodes each row passes through."""
-        packed, X = self._compiled(X)
+    def decision_path(self, X, stop_unseen: bool = False) -> sp.csr_matrix:
+        """Sparse indicator (n_samples x n_nodes) of the nodes each row passes through (up to the node where
+        it stops, with ``stop_unseen``)."""
+        packed, X = self._compiled(X, stop_unseen)
         if packed is not None:
             indptr, indices = threshold_paths(X, *packed[:4])
             m = sp.csr_matrix((np.ones(indices.size, dtype=np.int8), indices, indptr),
@@ -162,7 +179,7 @@ class Tree:
                 m.sort_indices()
             return m
         rows, cols = [], []
-        for node, idx in self._traverse(X):
+        for node, idx, _ in self._traverse(X, stop_unseen):
             rows.append(idx)
             cols.append(np.full(idx.size, node, dtype=np.intp))
         r = np.concatenate(rows) if rows else np.zeros(0, np.intp)
