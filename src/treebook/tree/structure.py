@@ -102,16 +102,14 @@ class Tree:
                 yield node, idx, True
                 continue
             split = self.splits[node]
-            if stop_unseen:
-                here = split.unseen_rows(X[idx])
-                if here is not None and here.any():
-                    yield node, idx, idx[here]
-                    idx = idx[~here]
-                else:
-                    yield node, idx, None
+            Xn = X[idx]
+            here = split.unseen_rows(Xn) if stop_unseen else None
+            if here is not None and here.any():
+                yield node, idx, idx[here]
+                idx, Xn = idx[~here], Xn[~here]
             else:
                 yield node, idx, None
-            right = np.asarray(split.route(X[idx]), dtype=bool)
+            right = np.asarray(split.route(Xn), dtype=bool)
             stack.append((self.children_right[node], idx[right]))
             stack.append((self.children_left[node], idx[~right]))
 
