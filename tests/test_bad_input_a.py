@@ -37,7 +37,7 @@ from treebook.interval import (
     prefix_solve,
 )
 from treebook.interval.baselines import MinErrorConstantRegressor
-from treebook.interval.experiments import MMITGridSearchCV
+from treebook.interval.selection import MMITGridSearchCV
 from treebook.nominal import NominalTreeClassifier, best_partition, partition_impurity, weighted_impurity
 from treebook.tree import CARTClassifier, CARTRegressor
 

@@ -32,7 +32,7 @@ from treebook.interval import (
     MMITRegressor,
 )
 from treebook.interval.baselines import MinErrorConstantRegressor
-from treebook.interval.experiments import MMITGridSearchCV
+from treebook.interval.selection import MMITGridSearchCV
 from treebook.nominal import NominalTreeClassifier
 from treebook.tree import CARTClassifier, CARTRegressor
 

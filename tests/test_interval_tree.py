@@ -9,9 +9,9 @@ from sklearn.model_selection import GridSearchCV
 
 from treebook.interval import interval_mse_scorer, total_loss
 from treebook.interval.simulate import random_intervals, simulated_dataset
+from treebook.interval.selection import MMITPrunedCV
 from treebook.interval.tree import (
     MMITForestRegressor,
-    MMITPrunedCV,
     MMITRegressor,
     node_collapse_alphas,
     prune_tree,

@@ -1,4 +1,5 @@
-"""Maximum margin interval trees (MMIT): growth, cost-complexity pruning, CV selection and forests.
+"""Maximum margin interval trees (MMIT): growth, cost-complexity pruning and forests (their model selection is
+:mod:`treebook.interval.selection`).
 
 Section 3 of Drouin, Hocking & Laviolette (2017): a leaf predicting ``mu`` costs the sum of the hinge
 losses of its intervals (equation (2)); a node is split by the threshold rule ``x_j <= delta`` that
@@ -10,12 +11,9 @@ backward sweep (section 4) evaluate every threshold of a feature in O(n log n).
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.model_selection import KFold
 from sklearn.utils.validation import check_is_fitted
 
 from ..tree import BaseTree, Candidate, ThresholdSplit, Tree
@@ -43,7 +41,6 @@ from .solver import breakpoints, sweep
 __all__ = [
     "MMITRegressor",
     "MMITForestRegressor",
-    "MMITPrunedCV",
     "pruning_alphas",
     "prune_tree",
     "node_collapse_alphas",
@@ -279,108 +276,6 @@ class MMITRegressor(RegressorMixin, BaseTree):
     def score(self, X, y, sample_weight=None):
         """Minus the interval mean squared error (greater is better, as scikit-learn expects)."""
         return -interval_mse(y, self.predict(X))
-
-
-class BestEstimatorMixin:
-    """``predict`` and ``score`` (minus the interval MSE) of a search through its ``best_estimator_``."""
-
-    def predict(self, X):
-        X = check_X_fitted(self, X, "best_estimator_")
-        return self.best_estimator_.predict(X)
-
-    def score(self, X, y, sample_weight=None):
-        """Minus the interval mean squared error."""
-        return -interval_mse(y, self.predict(X))
-
-
-def check_param_grid(param_grid, allowed) -> dict:
-    """The lists of a search's ``param_grid`` (``None``: ``{"margin": [0.0]}``): keys among ``allowed``, each
-    value a non-empty sequence (a ``TypeError`` / ``ValueError`` names the key). The values themselves are
-    validated by the estimators fitted with them."""
-    grid = {"margin": [0.0]} if param_grid is None or len(param_grid) == 0 else dict(param_grid)
-    unknown = sorted(set(map(str, grid)) - set(allowed))
-    if unknown:
-        raise ValueError(f"param_grid keys must be among {sorted(allowed)}; got unknown keys {unknown}")
-    out = {}
-    for key, values in grid.items():
-        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-            raise TypeError(f"param_grid[{key!r}] must be a list of values; got {values!r}")
-        values = list(values)
-        if not values:
-            raise ValueError(f"param_grid[{key!r}] is empty: every list of param_grid needs at least one value")
-        out[key] = values
-    return out
-
-
-class MMITPrunedCV(BestEstimatorMixin, RegressorMixin, BaseEstimator):
-    """MMIT with hyper-parameters and pruning level chosen by K-fold cross-validation.
-
-    The paper's protocol (section 5): for every combination of ``param_grid`` (e.g. margins), a full
-    tree is grown on all the data and its weakest-link alphas ``alpha_k`` are computed; trees grown on
-    each training fold are pruned at the geometric means ``sqrt(alpha_k alpha_{k+1})`` and scored on the
-    held-out fold (interval MSE); the combination and alpha with the lowest mean CV error are refit.
-
-    Parameters
-    ----------
-    loss : {"linear", "squared"}
-    param_grid : dict of lists over ``margin``, ``max_depth``, ``min_samples_split``, ``min_samples_leaf``
-    cv : int, folds of the inner cross-validation
-    prune : bool, select the pruning level (otherwise alpha = 0)
-    random_state : seeds the fold assignment.
-    """
-
-    _parameter_constraints = {
-        "loss": LOSS_CONSTRAINTS["loss"],
-        "param_grid": [dict, None],
-        "cv": [int_interval(2)],
-        "prune": ["boolean"],
-        "random_state": RANDOM_STATE,
-    }
-
-    def __init__(self, loss="linear", param_grid=None, cv=5, prune=True, random_state=None):
-        self.loss = loss
-        self.param_grid = param_grid
-        self.cv = cv
-        self.prune = prune
-        self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=False)  # the grid's values are validated by each MMIT
-    def fit(self, X, y):
-        X, y = validate_fit(self, X, y, check_X_intervals)
-        grid = check_param_grid(self.param_grid, {"margin", "max_depth", "min_samples_split", "min_samples_leaf"})
-        if X.shape[0] < self.cv:
-            raise ValueError(f"{X.shape[0]} samples cannot be split into cv={self.cv} folds")
-        names = sorted(grid)
-        combos = [dict(zip(names, vals)) for vals in itertools.product(*(grid[k] for k in names))]
-        seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        folds = list(KFold(self.cv, shuffle=True, random_state=seed).split(X))
-        results = []
-        for params in combos:
-            full = MMITRegressor(loss=self.loss, **params).fit(X, y)
-            if self.prune:
-                alphas = full.cost_complexity_pruning_path()
-                betas = np.sqrt(alphas[:-1] * alphas[1:]) if alphas.size > 1 else np.zeros(0)
-                betas = np.concatenate([[0.0], betas, [alphas[-1]]])
-            else:
-                betas = np.array([0.0])
-            errs = np.zeros(betas.size)
-            for tr, te in folds:
-                est = MMITRegressor(loss=self.loss, **params).fit(X[tr], y[tr])
-                for k, beta in enumerate(betas):
-                    tree = est.prune(beta)
-                    errs[k] += interval_mse(y[te], tree.predict(X[te])[:, 0]) / len(folds)
-            k = int(np.argmin(errs))
-            results.append({**params, "alpha": float(betas[k]), "cv_mse": float(errs[k]), "_full": full})
-        best = min(range(len(results)), key=lambda i: results[i]["cv_mse"])
-        self.best_params_ = {k: v for k, v in results[best].items() if k not in ("_full", "cv_mse")}
-        self.best_score_ = -results[best]["cv_mse"]
-        self.cv_results_ = [{k: v for k, v in r.items() if k != "_full"} for r in results]
-        full = results[best]["_full"]
-        full.ccp_alpha = self.best_params_["alpha"]
-        full.tree_ = full.prune(full.ccp_alpha)
-        self.best_estimator_ = full
-        self.n_features_in_ = X.shape[1]
-        return self
 
 
 class MMITForestRegressor(RegressorMixin, BaseEstimator):
