@@ -15,7 +15,7 @@ import json
 import time
 from pathlib import Path
 
-from treebook.shape.bench import available_peers, fold_data, literati_run, peer_run
+from treebook.shape.experiments import available_peers, fold_data, literati_run, peer_run
 
 CASES = (("rice", 3), ("raisin", 4))
 

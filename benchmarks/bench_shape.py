@@ -22,7 +22,8 @@ import pandas as pd
 
 from treebook.datasets.shape_trees import SHAPE_DATASETS
 from treebook.results import to_jsonable
-from treebook.shape.bench import available_peers, memory_run, training_benchmark
+from treebook.shape.bench import memory_run
+from treebook.shape.experiments import available_peers, training_benchmark
 
 
 def main(argv=None):

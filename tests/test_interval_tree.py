@@ -8,8 +8,8 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from treebook.interval import interval_mse_scorer, total_loss
-from treebook.interval.simulate import random_intervals, simulated_dataset
 from treebook.interval.selection import MMITPrunedCV
+from treebook.interval.simulate import random_intervals, simulated_dataset
 from treebook.interval.tree import (
     MMITForestRegressor,
     MMITRegressor,

@@ -7,7 +7,7 @@ import pytest
 
 from treebook.datasets.shape_trees import FOLD_SEEDS, SHAPE_DATASETS, load_shape_dataset, paper_split
 from treebook.shape import LiteratiClassifier
-from treebook.shape.bench import literati_run, peer_run
+from treebook.shape.experiments import literati_run, peer_run
 from treebook.shape.shapecart import ShapeCARTClassifier, shape_coordinate_descent
 from treebook.tree import CARTClassifier
 

@@ -12,7 +12,7 @@ import pytest
 
 from treebook.datasets.shape_trees import FOLD_SEEDS
 from treebook.notebooks import project_root
-from treebook.shape.bench import load_train_sweep, training_benchmark
+from treebook.shape.experiments import load_train_sweep, training_benchmark
 from treebook.sweep import read_runs
 
 SWEEP = project_root() / "results" / "sweeps" / "03-train"
