@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from treebook.nominal.montecarlo import (
+from treebook.nominal.experiments import (
     AUTHORS_METHODS,
     EXCESS_READINGS,
     UNION_READINGS,

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from treebook.nominal import best_partition
-from treebook.nominal.montecarlo import (
+from treebook.nominal.experiments import (
     AUTHORS_METHODS,
     EXCESS_POOL,
     EXCESS_READINGS,

@@ -7,15 +7,17 @@ import pytest
 from treebook.datasets.nominal import load_nominal
 from treebook.nominal import best_partition
 from treebook.nominal.bench import time_per_split
-from treebook.nominal.induction import cross_validate_splitters, paired_wins, wins_losses_table
-from treebook.nominal.montecarlo import (
+from treebook.nominal.experiments import (
+    cross_validate_splitters,
     max_relative_excess,
+    paired_wins,
     random_table,
     ratio_to_optimum,
     simulate,
     time_ratios,
     win_cell,
     win_percentages,
+    wins_losses_table,
 )
 
 

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from treebook.nominal.montecarlo import random_table
+from treebook.nominal.experiments import random_table
 from treebook.nominal.partitions import best_partition
 from treebook.validation import check_random_state
 
