@@ -36,6 +36,6 @@ def test_notebook_oblique(tmp_path):
     assert timing == ["differs: scale", "differs: scale"]
     # the record's slice (one seed of the MNIST comparison) recomputes exactly, as a stored record's must
     (entry,) = res["slices"]
-    assert entry["function"] == "treebook.oblique.bench:mnist_point" and entry["kwargs"]["seed"] == seeds[0]
+    assert entry["function"] == "treebook.oblique.experiments:mnist_point" and entry["kwargs"]["seed"] == seeds[0]
     assert recompute_slice(entry) == entry["value"]
     assert_figures(executed, 6)

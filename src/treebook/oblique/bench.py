@@ -22,11 +22,10 @@ from treebook.oblique.decode import (
     lowrank_structure,
     system_with_margin,
 )
-from treebook.oblique.eforest import EForestEmbedding
 from treebook.oblique.forest import ObliqueForestEmbedding
-from treebook.oblique.metrics import mse_rows, ssim_images
+from treebook.oblique.metrics import ssim_images
 
-__all__ = ["cvxpy_available", "full_decode", "mnist_point", "scaling", "solver_comparison"]
+__all__ = ["cvxpy_available", "full_decode", "scaling", "solver_comparison"]
 
 
 def cvxpy_available():
@@ -35,29 +34,6 @@ def cvxpy_available():
     except ImportError:
         return False
     return True
-
-
-def mnist_point(seed=0, n_train=100, n_test=10, n_estimators=300, max_depth=3, max_features=0.75,
-                max_samples=1.0) -> dict:
-    """One seed of the chapter's MNIST comparison, deterministic (a record's slice): the mean SSIM and MSE on
-    the paper's 10 test images of the authors' OF-AE (HHCART with PCA, their defaults) and of eForest with
-    its own decoder at the same depth, both with ``random_state=seed``, trained as the chapter trains them
-    (:func:`mnist_split` with ``n_train`` and ``n_test`` images)."""
-
-    box = (0, 255)
-    Xtr, Xte, _, _ = mnist_split(n_train, n_test, random_state=seed)
-    models = {"OF-AE (authors')": ObliqueForestEmbedding(tree="hhcart", direction="pca", n_estimators=n_estimators,
-                                                         max_depth=max_depth, max_samples=max_samples,
-                                                         max_features=max_features, box=box, n_jobs=1,
-                                                         random_state=seed),
-              "eForest (own decode, same depth)": EForestEmbedding(n_estimators=n_estimators, max_depth=max_depth,
-                                                                   box=box, random_state=seed)}
-    out = {}
-    for name, model in models.items():
-        R = model.fit(Xtr).inverse_transform(model.transform(Xte))[:10]
-        out[name] = {"ssim": float(np.mean(ssim_images(Xte[:10], R, (28, 28), data_range=255))),
-                     "mse": float(np.mean(mse_rows(Xte[:10], R)))}
-    return out
 
 
 def _systems(forest, codes):
