@@ -1,5 +1,6 @@
 # The two commands of the README: `make book` and `make test`. Each creates or updates the
-# local virtual environment (.venv) when pyproject.toml changed, then does its job.
+# local virtual environment (.venv) when pyproject.toml changed (and compiles the numba kernels into
+# their on-disk cache, so that no process pays the compilation at its first fit), then does its job.
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
@@ -13,6 +14,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[book,test,dist,compare]'
+	$(BIN)/python -m treebook.warmup
 	@touch $(STAMP)
 
 venv: $(STAMP)

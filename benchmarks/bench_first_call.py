@@ -3,10 +3,12 @@
 Run on demand: ``python benchmarks/bench_first_call.py``. Every entry point runs in its own fresh Python
 process: treebook is imported (not timed), then the same small fit (and predict) is timed twice; the
 difference is what loading the compiled kernels costs (numba compiles with ``cache=True``, so after the
-first run on a machine the machine code is read from the on-disk cache instead of being compiled). Goal:
-at most 1 s for every entry point. For a time-limited Literati fit the table also shows the seconds its
-time limit saw in the first and the second fit (the clock starts after the kernels are loaded). Run it twice after an install: the first run fills the cache.
-Prints a table and writes ``benchmarks/results/first_call.json``.
+first run on a machine the machine code is read from the on-disk cache instead of being compiled; ``make
+venv`` fills that cache with ``python -m treebook.warmup``). Goal: at most 1 s for every entry point. For a
+time-limited Literati fit the table also shows the seconds its time limit saw in the first and the second
+fit (the clock starts after the kernels are loaded). To see what a new environment without the warm-up
+pays, delete the ``*.nbi`` / ``*.nbc`` files under ``src/`` first. Prints a table and writes
+``benchmarks/results/first_call.json``.
 """
 
 from __future__ import annotations

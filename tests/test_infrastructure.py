@@ -275,3 +275,12 @@ def test_memory_readings_are_this_process_and_the_peak_resets():
     del block
     if reset_peak_rss():
         assert peak_rss_mib() < rss_mib() + 10
+
+
+def test_the_warm_up_runs_every_part_of_the_package():
+    from treebook.warmup import PARTS, warm_up
+
+    lines = []
+    seconds = warm_up(log=lines.append)
+    assert list(seconds) == list(PARTS) and all(s >= 0 for s in seconds.values())
+    assert len(lines) == len(PARTS) and all(line.startswith("treebook warm-up: ") for line in lines)
