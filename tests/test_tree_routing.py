@@ -87,3 +87,54 @@ def test_empty_and_single_rows(n):
     X = np.zeros((n, 1))
     assert tree.apply(X).shape == (n,)
     assert tree.decision_path(X).shape == (n, tree.n_nodes)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), p=st.integers(1, 4), depth=st.integers(1, 5), n_trees=st.integers(1, 3))
+def test_compiled_hyperplane_routes_equal_the_split_rule(seed, p, depth, n_trees):
+    """Hyperplane trees packed into one node numbering are routed by projecting every row on every node's
+    weights at once: the leaves are those of a row-by-row walk of ``x . w >= b``, rows on a hyperplane
+    included."""
+    from treebook.tree.routing import apply_hyperplanes
+    from treebook.tree.splits import HyperplaneSplit
+
+    rng = np.random.default_rng(seed)
+    trees = []
+    for _ in range(n_trees):
+        b = TreeBuilder(n_outputs=1)
+        frontier = [(b.add_node([0.0], 1, 0.0), 0)]
+        while frontier:
+            node, d = frontier.pop()
+            if d == depth or rng.random() < 0.2:
+                continue
+            w = rng.integers(-2, 3, size=p).astype(float)
+            b.set_split(node, HyperplaneSplit(w, float(rng.integers(-2, 3))))
+            for is_right in (False, True):
+                frontier.append((b.add_node([rng.normal()], 1, 0.0, parent=node, is_right=is_right), d + 1))
+        trees.append(b.build())
+    roots = np.cumsum([0] + [t.n_nodes for t in trees[:-1]])
+    left = np.concatenate([np.where(t.children_left >= 0, t.children_left + r, -1) for t, r in zip(trees, roots)])
+    right = np.concatenate([np.where(t.children_right >= 0, t.children_right + r, -1) for t, r in zip(trees, roots)])
+    internal = left >= 0
+    node_row = np.full(left.size, -1, dtype=np.int64)
+    node_row[internal] = np.arange(internal.sum())
+    splits = [s for t in trees for s in t.splits if s is not None]
+    W = np.array([s.weights for s in splits]).reshape(-1, p)
+    bias = np.array([s.bias for s in splits])
+    X = rng.integers(-2, 3, size=(40, p)).astype(float)  # integer rows and weights: many rows on a hyperplane
+    codes = apply_hyperplanes(X, W, bias, left, right, node_row, roots, max_elements=7)  # several batches
+    for t, tree in enumerate(trees):
+        np.testing.assert_array_equal(codes[:, t], walk(tree, X)[0])
+        check_routes(tree, X)
+
+
+def test_an_oblique_forest_encodes_as_its_trees_route():
+    from treebook.oblique import ObliqueForestEmbedding
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 5))
+    forest = ObliqueForestEmbedding(tree="randcart", n_estimators=4, max_depth=3, random_state=0).fit(X)
+    codes = forest.transform(X)
+    for t, est in enumerate(forest.estimators_):
+        Xt = X[:, forest.feature_subsets_[t]]
+        np.testing.assert_array_equal(codes[:, t], walk(est, Xt)[0])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -12,6 +11,7 @@ from treebook.oblique.decode import SOLVERS, decode_forest, report_infeasible
 from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, RANDOM_THRESHOLDS, grow_oblique_tree
 from treebook.oblique.splits import SPLIT_RULES
 from treebook.tree.cart import GROWTH_CONSTRAINTS, BaseTree
+from treebook.tree.routing import apply_hyperplanes
 from treebook.validation import (
     RANDOM_STATE,
     check_array,
@@ -70,21 +70,6 @@ def check_box(box, n_features):
     if (lo > hi).any():
         raise ValueError(f"box has lo > hi at features {np.flatnonzero(lo > hi)[:10].tolist()}")
     return lo, hi
-
-
-@njit(cache=True)
-def _traverse(P, bias, left, right, node_row, roots, out):
-    n, T = out.shape
-    for i in range(n):
-        for t in range(T):
-            node = roots[t]
-            while left[node] >= 0:
-                r = node_row[node]
-                if P[i, r] >= bias[r]:
-                    node = right[node]
-                else:
-                    node = left[node]
-            out[i, t] = node - roots[t]
 
 
 class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
@@ -310,12 +295,7 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         """Leaf id (node index within each tree) of every sample in every tree: (n_samples, n_estimators)."""
         check_is_fitted(self, "estimators_")
         X = _check_X(self, X, self.tree, reset=False)
-        out = np.empty((len(X), len(self.roots_)), dtype=np.int64)
-        step = max(1, int(2e7 // max(1, self.weights_.shape[0])))
-        for s in range(0, len(X), step):
-            P = X[s:s + step] @ self.weights_.T
-            _traverse(P, self.bias_, self.left_, self.right_, self.node_row_, self.roots_, out[s:s + step])
-        return out
+        return apply_hyperplanes(X, self.weights_, self.bias_, self.left_, self.right_, self.node_row_, self.roots_)
 
     def fit_transform(self, X, y=None):
         return self.fit(X).transform(X)

@@ -1,10 +1,16 @@
-"""Compiled routing for trees whose internal nodes are all threshold splits.
+"""Compiled routing: trees whose internal nodes are all threshold splits, and forests of hyperplane trees.
 
 A tree of :class:`~treebook.tree.splits.ThresholdSplit` nodes is packed into four arrays (left and right
 child, feature, threshold) and each row walks from the root to its leaf in a numba loop: one pass over
 the rows instead of one vectorised pass per node. The rule is the split's own: ``x[feature] > threshold``
-goes right, so a NaN goes left, as ``ThresholdSplit.route`` sends it. Trees with other split kinds keep
-the vectorised node-by-node routing of :class:`~treebook.tree.structure.Tree`.
+goes right, so a NaN goes left, as ``ThresholdSplit.route`` sends it.
+
+Forests of :class:`~treebook.tree.splits.HyperplaneSplit` trees (chapter 4's encoder) are packed into one
+node numbering, the children, and each internal node's row of a weight matrix ``W`` and its bias:
+:func:`apply_hyperplanes` projects a batch of rows on every node's weights at once (``X @ W.T``) and a numba
+loop walks each row down every tree (``x . w >= bias`` goes right). A single tree of other split kinds --
+hyperplanes included, whose nodes each project only the rows that reach them -- keeps the vectorised
+node-by-node routing of :class:`~treebook.tree.structure.Tree`.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["apply_thresholds", "threshold_paths"]
+__all__ = ["apply_hyperplanes", "apply_thresholds", "threshold_paths"]
 
 
 @njit(cache=True)
@@ -74,3 +80,33 @@ def threshold_paths(X, left, right, feature, threshold):
     indices = np.empty(int(indptr[-1]), dtype=np.intp)
     _fill_paths(X, left, right, feature, threshold, indptr, indices)
     return indptr, indices
+
+
+@njit(cache=True)
+def _apply_projected(P, bias, left, right, node_row, roots, out):
+    n, T = out.shape
+    for i in range(n):
+        for t in range(T):
+            node = roots[t]
+            while left[node] >= 0:
+                r = node_row[node]
+                if P[i, r] >= bias[r]:
+                    node = right[node]
+                else:
+                    node = left[node]
+            out[i, t] = node - roots[t]
+
+
+def apply_hyperplanes(X, W, bias, left, right, node_row, roots, max_elements: float = 2e7) -> np.ndarray:
+    """Leaf id, counted from its tree's root, reached by every row of ``X`` in every packed hyperplane tree:
+    an ``(n, len(roots))`` array. Nodes of all trees share one numbering (tree ``t`` starts at ``roots[t]``;
+    ``left`` / ``right`` are node ids, -1 at leaves); internal node ``v`` tests ``X @ W[node_row[v]] >=
+    bias[node_row[v]]``. Rows are projected in batches of at most ``max_elements`` projections."""
+    X = _as_float_rows(X)
+    roots = np.asarray(roots, dtype=np.int64)
+    out = np.empty((X.shape[0], roots.size), dtype=np.int64)
+    step = max(1, int(max_elements // max(1, W.shape[0])))
+    for s in range(0, X.shape[0], step):
+        _apply_projected(X[s:s + step] @ W.T, bias, left, right, node_row, roots, out[s:s + step])
+    return out
+
