@@ -55,7 +55,9 @@ import pandas as pd
 from sklearn.model_selection import GridSearchCV, KFold
 
 from ..datasets.mmit import load_neuroblastoma, neuroblastoma_authors_folds
+from ..notebooks import notebook_parameters
 from ..results import to_jsonable
+from ..sweep import read_runs
 from ..validation import check_random_state
 from .baselines import (
     ConstantIntervalRegressor,
@@ -515,8 +517,6 @@ def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
     point notebook's default): a sweep made with other settings is refused with the points or parameters
     that differ. ``seconds`` is the run's wall time where the run folder records it (``run.json``), else NaN.
     """
-    from ..notebooks import notebook_parameters
-    from ..sweep import read_runs
 
     unknown = [name for name in expected if name not in notebook_parameters("sweeps/02-figure5-point")]
     if unknown:
@@ -574,7 +574,6 @@ def load_fold_draws(draws, methods=NOISE_METHODS, n_folds=5, dataset="neuroblast
     points have finished, so that every draw compares the methods on the same folds. Returns the rows
     (``draw``, ``method``, ``fold``, ``mse``, ``seconds``) and, per label, how many points had finished.
     """
-    from ..sweep import read_runs
 
     rows, finished = [], {}
     cache = {}

@@ -48,6 +48,8 @@ import pandas as pd
 
 from ..datasets.shape_trees import load_shape_dataset, paper_split
 from ..memory import peak_rss_mib
+from ..notebooks import notebook_parameters
+from ..sweep import read_runs, run_sweep
 from ..tree import CARTClassifier
 from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
@@ -179,8 +181,6 @@ def load_train_sweep(folder, datasets, depths, folds=(0, 1, 2, 3, 4), *, partial
     (points asked for), ``datasets_complete`` (data sets with every fold and depth finished) and
     ``seconds`` (the points' wall time, summed).
     """
-    from ..notebooks import notebook_parameters
-    from ..sweep import read_runs
 
     names = notebook_parameters("sweeps/03-train-point")
     unknown = [k for k in expected if k not in names]
@@ -330,7 +330,6 @@ def read_experiments(folder, points=None) -> pd.DataFrame:
     """The finished fits of a sweep of :data:`POINT_NOTEBOOK` in ``folder``: one row per point, its
     parameters beside :func:`fit_point`'s result and the point's wall time (``point_seconds``). With
     ``points``, only those points, in their order, and every one of them must have finished."""
-    from ..sweep import read_runs
 
     found = {}
     for run in read_runs(folder, POINT_NOTEBOOK):
@@ -356,7 +355,6 @@ def read_experiments(folder, points=None) -> pd.DataFrame:
 def run_experiments(points, out, workers: int = 2, scheduler=None, progress: bool = True) -> pd.DataFrame:
     """Run the fits ``points`` (see :func:`experiment_points`) as a sweep into ``out``, skipping those already
     finished there; return :func:`read_experiments` of them, in their order."""
-    from ..sweep import run_sweep
 
     table = run_sweep(POINT_NOTEBOOK, {"points": list(points)}, out, scheduler=scheduler, workers=workers,
                       progress=progress)
