@@ -185,16 +185,21 @@ class NodeSplitter(Splitter):
         self.y = y
         self.n_samples, self.n_features = self.X.shape
         self.find_split, self.leaf_value, self.node_impurity = find_split, leaf_value, node_impurity
+        self._last = (None, None)
 
     def root(self):
         return np.arange(self.n_samples)
 
     def node(self, idx):
         y_node = self.y[idx]
+        self._last = (idx, y_node)  # the node's targets, for the find() that follows on the same node
         return self.leaf_value(y_node), idx.size, float(self.node_impurity(y_node))
 
     def find(self, idx, features, min_samples_leaf):
-        cand = self.find_split(self.X[idx], self.y[idx], features, min_samples_leaf)
+        last_idx, y_node = self._last
+        if last_idx is not idx:
+            y_node = self.y[idx]
+        cand = self.find_split(self.X[idx], y_node, features, min_samples_leaf)
         if cand is None:
             return None
         right = np.asarray(cand.right, dtype=bool)
