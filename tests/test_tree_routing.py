@@ -94,8 +94,8 @@ def test_empty_and_single_rows(n):
 def test_compiled_hyperplane_routes_equal_the_split_rule(seed, p, depth, n_trees):
     """Hyperplane trees packed into one node numbering are routed by projecting every row on every node's
     weights at once: the leaves are those of a row-by-row walk of ``x . w >= b``, rows on a hyperplane
-    included."""
-    from treebook.tree.routing import apply_hyperplanes
+    included, and each node's packed path is its path in its tree."""
+    from treebook.tree.routing import apply_hyperplanes, pack_hyperplane_forest
     from treebook.tree.splits import HyperplaneSplit
 
     rng = np.random.default_rng(seed)
@@ -112,15 +112,16 @@ def test_compiled_hyperplane_routes_equal_the_split_rule(seed, p, depth, n_trees
             for is_right in (False, True):
                 frontier.append((b.add_node([rng.normal()], 1, 0.0, parent=node, is_right=is_right), d + 1))
         trees.append(b.build())
-    roots = np.cumsum([0] + [t.n_nodes for t in trees[:-1]])
-    left = np.concatenate([np.where(t.children_left >= 0, t.children_left + r, -1) for t, r in zip(trees, roots)])
-    right = np.concatenate([np.where(t.children_right >= 0, t.children_right + r, -1) for t, r in zip(trees, roots)])
-    internal = left >= 0
-    node_row = np.full(left.size, -1, dtype=np.int64)
-    node_row[internal] = np.arange(internal.sum())
-    splits = [s for t in trees for s in t.splits if s is not None]
-    W = np.array([s.weights for s in splits]).reshape(-1, p)
-    bias = np.array([s.bias for s in splits])
+    packed = pack_hyperplane_forest(trees, p)
+    roots, left, right, node_row, W, bias = (packed.roots, packed.left, packed.right, packed.node_row,
+                                             packed.weights, packed.bias)
+    for t, tree in enumerate(trees):  # every node's packed path is the tree's own path to it
+        for node in range(tree.n_nodes):
+            path = tree.path_to(node)
+            g = roots[t] + node
+            assert [int(r) for r in packed.path_rows[g] if r >= 0] == [int(node_row[roots[t] + a]) for a, _ in path]
+            assert [int(v) for v in packed.path_signs[g][:len(path)]] == [1 if went_right else -1
+                                                                         for _, went_right in path]
     X = rng.integers(-2, 3, size=(40, p)).astype(float)  # integer rows and weights: many rows on a hyperplane
     codes = apply_hyperplanes(X, W, bias, left, right, node_row, roots, max_elements=7)  # several batches
     for t, tree in enumerate(trees):

@@ -11,7 +11,7 @@ from treebook.oblique.decode import SOLVERS, decode_forest, report_infeasible
 from treebook.oblique.grow import DIRECTIONS, HOUSEHOLDER, RANDOM_THRESHOLDS, grow_oblique_tree
 from treebook.oblique.splits import SPLIT_RULES
 from treebook.tree.cart import GROWTH_CONSTRAINTS, BaseTree
-from treebook.tree.routing import apply_hyperplanes
+from treebook.tree.routing import apply_hyperplanes, pack_hyperplane_forest
 from treebook.validation import (
     RANDOM_STATE,
     check_array,
@@ -242,53 +242,25 @@ class ObliqueForestEmbedding(TransformerMixin, BaseEstimator):
         self._pack()
 
     def _pack(self):
-        """The trees of ``estimators_`` as the flat arrays of the compiled encoder and of the decoders.
-
-        The nodes of all trees are numbered in one sequence (tree ``t`` starts at ``roots_[t]``; ``left_``,
-        ``right_`` are global child ids, -1 at leaves); the internal nodes are the rows of ``weights_``,
-        ``bias_``, ``directions_`` and ``dir_coef_`` (``node_row_``: row of a node, -1 at leaves), and
-        ``path_rows_`` / ``path_signs_`` hold, for every node, the rows of the splits on its path and the
-        side taken (-1 left, +1 right; -1 / 0 padding)."""
-        trees, p = self.estimators_, self.n_features_in_
-        sizes = np.array([t.n_nodes for t in trees])
-        roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        left = np.concatenate([np.where(~t.is_leaf, t.children_left + r, -1) for t, r in zip(trees, roots)])
-        right = np.concatenate([np.where(~t.is_leaf, t.children_right + r, -1) for t, r in zip(trees, roots)])
-        internal = left >= 0
-        node_row = np.full(len(left), -1, dtype=np.int64)
-        node_row[internal] = np.arange(internal.sum())
-        W = np.zeros((int(internal.sum()), p))
-        Dir = np.zeros((int(internal.sum()), p))
-        bias = np.zeros(int(internal.sum()))
-        coef = np.zeros(int(internal.sum()))
-        for t, r in zip(trees, roots):
+        """The trees of ``estimators_`` as the flat arrays of the compiled encoder and of the decoders
+        (:func:`treebook.tree.routing.pack_hyperplane_forest`: ``roots_``, ``n_nodes_``, ``left_``, ``right_``,
+        ``node_row_``, ``weights_``, ``bias_``, ``path_rows_``, ``path_signs_``), with HHCART's direction and
+        its coefficient per internal node (``directions_``, ``dir_coef_``: zero for other splits)."""
+        packed = pack_hyperplane_forest(self.estimators_, self.n_features_in_)
+        self.roots_, self.n_nodes_ = packed.roots, packed.n_nodes
+        self.left_, self.right_, self.node_row_ = packed.left, packed.right, packed.node_row
+        self.weights_, self.bias_ = packed.weights, packed.bias
+        self.path_rows_, self.path_signs_ = packed.path_rows, packed.path_signs
+        self.is_leaf_ = packed.left < 0
+        Dir = np.zeros_like(packed.weights)
+        coef = np.zeros(packed.weights.shape[0])
+        for t, r in zip(self.estimators_, packed.roots):
             for nd in np.flatnonzero(~t.is_leaf):
-                row, split = node_row[nd + r], t.splits[nd]
-                W[row] = split.weights
-                bias[row] = split.bias
+                split = t.splits[nd]
                 if getattr(split, "direction", None) is not None:
-                    Dir[row] = split.direction
-                    coef[row] = split.dir_coef
-        depth = np.concatenate([t.depth for t in trees])
-        max_d = int(depth.max()) if len(depth) else 0
-        path_rows = np.full((len(left), max(max_d, 1)), -1, dtype=np.int64)
-        path_signs = np.zeros((len(left), max(max_d, 1)), dtype=np.int8)
-        for t, r in zip(trees, roots):  # paths by breadth-first propagation (arrays, not per sample)
-            for nd in np.argsort(t.depth, kind="stable"):
-                g = nd + r
-                if not t.is_leaf[nd]:
-                    dep = t.depth[nd]
-                    for child, sgn in ((t.children_left[nd] + r, -1), (t.children_right[nd] + r, 1)):
-                        path_rows[child, :dep] = path_rows[g, :dep]
-                        path_signs[child, :dep] = path_signs[g, :dep]
-                        path_rows[child, dep] = node_row[g]
-                        path_signs[child, dep] = sgn
-        self.roots_ = roots
-        self.n_nodes_ = sizes
-        self.left_, self.right_, self.node_row_ = left, right, node_row
-        self.weights_, self.directions_, self.bias_, self.dir_coef_ = W, Dir, bias, coef
-        self.path_rows_, self.path_signs_ = path_rows, path_signs
-        self.is_leaf_ = left < 0
+                    Dir[packed.node_row[nd + r]] = split.direction
+                    coef[packed.node_row[nd + r]] = split.dir_coef
+        self.directions_, self.dir_coef_ = Dir, coef
 
     # ------------------------------------------------------------------ encoding
     def transform(self, X):

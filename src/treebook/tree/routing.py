@@ -15,10 +15,12 @@ node-by-node routing of :class:`~treebook.tree.structure.Tree`.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-__all__ = ["apply_hyperplanes", "apply_thresholds", "threshold_paths"]
+__all__ = ["HyperplaneForest", "apply_hyperplanes", "apply_thresholds", "pack_hyperplane_forest", "threshold_paths"]
 
 
 @njit(cache=True)
@@ -109,4 +111,53 @@ def apply_hyperplanes(X, W, bias, left, right, node_row, roots, max_elements: fl
     for s in range(0, X.shape[0], step):
         _apply_projected(X[s:s + step] @ W.T, bias, left, right, node_row, roots, out[s:s + step])
     return out
+
+
+class HyperplaneForest(NamedTuple):
+    """Trees of hyperplane splits packed into one node numbering (:func:`pack_hyperplane_forest`)."""
+
+    roots: np.ndarray       #: first node id of each tree
+    n_nodes: np.ndarray     #: nodes per tree
+    left: np.ndarray        #: global left child of every node, -1 at leaves
+    right: np.ndarray       #: global right child, -1 at leaves
+    node_row: np.ndarray    #: row of an internal node in ``weights`` / ``bias``, -1 at leaves
+    weights: np.ndarray     #: (internal nodes, features)
+    bias: np.ndarray        #: (internal nodes,)
+    path_rows: np.ndarray   #: per node, the rows of the splits on its path from the root (-1 padding)
+    path_signs: np.ndarray  #: per node, the side taken at each of them (-1 left, +1 right; 0 padding)
+
+
+def pack_hyperplane_forest(trees, n_features: int) -> HyperplaneForest:
+    """Pack :class:`~treebook.tree.structure.Tree` objects whose splits are all hyperplanes (weights of
+    ``n_features`` entries) for :func:`apply_hyperplanes` and for decoders that read every leaf's path."""
+    sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
+    roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    left = np.concatenate([np.where(~t.is_leaf, t.children_left + r, -1) for t, r in zip(trees, roots)])
+    right = np.concatenate([np.where(~t.is_leaf, t.children_right + r, -1) for t, r in zip(trees, roots)])
+    left, right = left.astype(np.int64), right.astype(np.int64)
+    internal = left >= 0
+    n_internal = int(internal.sum())
+    node_row = np.full(len(left), -1, dtype=np.int64)
+    node_row[internal] = np.arange(n_internal)
+    W = np.zeros((n_internal, n_features))
+    bias = np.zeros(n_internal)
+    for t, r in zip(trees, roots):
+        for nd in np.flatnonzero(~t.is_leaf):
+            W[node_row[nd + r]] = t.splits[nd].weights
+            bias[node_row[nd + r]] = t.splits[nd].bias
+    depth = np.concatenate([t.depth for t in trees])
+    max_d = max(int(depth.max()) if len(depth) else 0, 1)
+    path_rows = np.full((len(left), max_d), -1, dtype=np.int64)
+    path_signs = np.zeros((len(left), max_d), dtype=np.int8)
+    for t, r in zip(trees, roots):  # paths by breadth-first propagation (arrays, not per sample)
+        for nd in np.argsort(t.depth, kind="stable"):
+            if t.is_leaf[nd]:
+                continue
+            g, dep = nd + r, t.depth[nd]
+            for child, sgn in ((t.children_left[nd] + r, -1), (t.children_right[nd] + r, 1)):
+                path_rows[child, :dep] = path_rows[g, :dep]
+                path_signs[child, :dep] = path_signs[g, :dep]
+                path_rows[child, dep] = node_row[g]
+                path_signs[child, dep] = sgn
+    return HyperplaneForest(roots, sizes, left, right, node_row, W, bias, path_rows, path_signs)
 
