@@ -27,6 +27,7 @@ from treebook.tree import (
     plot_tree,
 )
 from treebook.tree.criteria import impurity, weighted_impurity
+from treebook.tree.grow import Splitter
 
 
 def _onehot(y):
@@ -271,7 +272,7 @@ def test_check_array_accepts_finite_values_whose_sum_overflows_and_names_nan_and
 # ------------------------------------------------------------------ the one growth loop
 
 
-class _MedianSplitter:
+class _MedianSplitter(Splitter):
     """A toy splitter of the ``Splitter`` interface: split the first offered feature at its node median,
     a node's cost its squared error; counts the calls it receives."""
 
@@ -364,3 +365,12 @@ def test_the_mmit_and_presorted_splitters_number_nodes_as_the_node_splitter_does
         internal = np.flatnonzero(~t.is_leaf)
         assert internal.size > 1
         assert np.array_equal(t.children_left[internal], internal + 1)
+
+
+def test_a_splitter_missing_part_of_the_interface_cannot_be_made():
+    class RootOnly(Splitter):
+        def root(self):
+            return None
+
+    with pytest.raises(TypeError, match="abstract"):
+        RootOnly()

@@ -16,6 +16,7 @@ the children's impurity at every cut point in one numpy expression.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -136,7 +137,7 @@ def best_threshold_split(X: np.ndarray, stats: np.ndarray, features, criterion: 
     return Candidate(ThresholdSplit(f, thr), cost, X[:, f] > thr)
 
 
-class Splitter:
+class Splitter(ABC):
     """The split search of one tree, as :func:`grow` asks for it (scikit-learn's Splitter and Criterion).
 
     A splitter knows the training data and keeps whatever state it carries from a node to its children
@@ -144,34 +145,34 @@ class Splitter:
     MMIT splitter); :func:`grow` sees a node only as the opaque handle the splitter made for it, and
     decides alone when to stop, which features to offer, and in which order nodes are numbered.
 
-    Subclasses set ``n_samples`` and ``n_features`` and implement :meth:`root`, :meth:`node`,
-    :meth:`find` and :meth:`children`.
+    Subclasses set ``n_samples`` and ``n_features`` and implement the abstract :meth:`root`, :meth:`node`,
+    :meth:`find` and :meth:`children` (a splitter missing one cannot be made).
     """
 
     n_samples: int
     n_features: int
 
+    @abstractmethod
     def root(self):
         """The handle of the root (all training samples)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def node(self, handle) -> tuple[np.ndarray, int, float]:
         """``(value, n_samples, impurity)`` of a node; ``impurity * n_samples`` is its cost."""
-        raise NotImplementedError
 
     def is_pure(self, handle, impurity: float) -> bool:
         """Whether the node cannot be improved by any split (default: impurity at most machine epsilon)."""
         return impurity <= _EPSILON
 
+    @abstractmethod
     def find(self, handle, features: np.ndarray, min_samples_leaf: int) -> Candidate | None:
         """The best split of the node over ``features`` with both children of ``min_samples_leaf`` samples
         or more, ``None`` when there is none; ``Candidate.cost`` is the children's total cost."""
-        raise NotImplementedError
 
+    @abstractmethod
     def children(self, handle, candidate: Candidate):
         """The handles of the left and right children of the node split by ``candidate`` (the one
         :meth:`find` returned for this node, called right after it)."""
-        raise NotImplementedError
 
 
 class NodeSplitter(Splitter):
