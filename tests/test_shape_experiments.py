@@ -8,20 +8,42 @@ import json
 import numpy as np
 import pytest
 
+from treebook.datasets.shape_trees import FOLD_SEEDS
 from treebook.notebooks import notebook_parameters, project_root, read_yaml
 from treebook.results import to_jsonable
 from treebook.shape.experiments import (
     ABLATION_VARIANTS,
+    TRAIN_NOTEBOOK,
     experiment_points,
     fit_outcome,
     fit_point,
     outcome,
     read_experiments,
+    run_training,
+    training_benchmark,
+    training_points,
 )
-from treebook.sweep import load_grid, point_id, read_runs
+from treebook.sweep import copy_finished, load_grid, point_id, read_runs
 
 ROOT = project_root()
 SWEEP = ROOT / "results" / "sweeps" / "03-experiments"
+BOOK_FITS = ROOT / "results" / "sweeps" / "03-book-experiments"
+BOOK_TRAIN = ROOT / "results" / "sweeps" / "03-book-train"
+#: the peers of the book's training comparison: every one, as the README's setup installs them
+BOOK_PEERS = ["ConTree", "STreeD", "SGT-ShapeCART", "SGT-ShapeTAO"]
+
+
+def _book_params():
+    return {k: ast.literal_eval(v) for k, v in notebook_parameters("03-shape-trees").items()}
+
+
+def _book_train_points(p):
+    """The training points the chapter's section 5 asks for with the parameters ``p`` (as its cell does)."""
+    fold = FOLD_SEEDS.index(p["seed"])
+    pts = training_points(p["datasets"], p["depths"], fold, Ks=p["Ks"], expansions=p["expansions"],
+                          candidates=p["candidates"], peers=BOOK_PEERS, peer_time_limit=p["peer_time_limit"])
+    return pts + training_points(p["datasets"], p["depths"], fold, Ks=p["all_Ks"], expansions=p["all_expansions"],
+                                 candidates="all", baselines=(), peers=(), peer_time_limit=p["peer_time_limit"])
 
 
 def _chapter_points(p):
@@ -110,11 +132,71 @@ def test_fits_are_read_in_the_order_asked_and_a_missing_one_is_named(tmp_path):
         read_experiments(_fake(tmp_path / "b", points[1:]), points)
 
 
-def test_committed_fits_reproduce():
-    """The committed paper-scale fits: the cheapest of every kind that has finished ones recomputes to the
-    same tree, bounds and trace (their seconds are the machine's and are not compared)."""
-    runs = [r for r in read_runs(SWEEP, "sweeps/03-fit-point") if r.record is not None]
-    assert runs, f"the committed sweep in {SWEEP} has no finished fit"
+def test_the_book_grid_files_hold_the_book_defaults_points_and_every_one_is_committed():
+    p = _book_params()
+    assert p["train_cache"] == "results/sweeps/03-book-train"
+    assert p["experiments_cache"] == "results/sweeps/03-book-experiments"
+    for grid, points, folder, nb in (("03-book-train.yml", _book_train_points(p), BOOK_TRAIN, TRAIN_NOTEBOOK),
+                                     ("03-book-experiments.yml", _chapter_points(p), BOOK_FITS,
+                                      "sweeps/03-fit-point")):
+        assert load_grid(ROOT / "notebooks" / "sweeps" / grid)["points"] == points, grid
+        finished = {r.name for r in read_runs(folder, nb) if r.record is not None}
+        assert {point_id(q) for q in points} <= finished, f"{grid}: points without a committed record in {folder}"
+
+
+def test_copy_finished_takes_only_finished_points_with_the_same_parameters(tmp_path):
+    pts = [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4.0, "y": [1, 2]}]
+
+    def put(folder, params, result=True, stored=None, value=None):
+        run = folder / "runs" / point_id(params)
+        run.mkdir(parents=True)
+        (run / "params.json").write_text(json.dumps(stored or params))
+        (run / "run.json").write_text(json.dumps({"seconds": 2.5}))
+        if result:
+            (run / "result.json").write_text(json.dumps({"results": {"v": value}}))
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    put(src, pts[0], value="a")
+    put(src, pts[1], result=False)  # unfinished
+    put(src, pts[2], stored={"x": 99})  # another point's parameters
+    put(src, pts[3], value="src")
+    put(out, pts[3], value="out")  # finished in the output already: left alone
+    before = {q: q.read_bytes() for q in src.rglob("*") if q.is_file()}
+    assert copy_finished(src, out, pts) == [point_id(pts[0])]
+    assert {q: q.read_bytes() for q in src.rglob("*") if q.is_file()} == before
+    runs = {r.name: r for r in read_runs(out, "sweeps/03-fit-point")}
+    assert runs[point_id(pts[0])].record["results"] == {"v": "a"} and runs[point_id(pts[0])].seconds == 2.5
+    assert runs[point_id(pts[3])].record["results"] == {"v": "out"} and len(runs) == 2
+    assert copy_finished(tmp_path / "nowhere", out, pts) == []
+
+
+def test_committed_book_training_points_are_read_and_reproduce(tmp_path):
+    """The chapter reads a committed training point instead of running it; its Literati and baseline rows
+    (budgets of expanded states, no time limit) are those a fresh run gives (the peers' rows and every
+    time are the machine's and are not compared)."""
+    p = _book_params()
+    point = _book_train_points(p)[0]  # bank, depth 3: Literati K=1,2,3, CART, ShapeCART and the peers
+    df = run_training([point], tmp_path / "out", cache=BOOK_TRAIN)
+    assert df.attrs["cached"] == 1 and not (tmp_path / "out" / "runs" / point_id(point) / "notebook.ipynb").exists()
+    fresh = training_benchmark([point["dataset"]], [point["depth"]], Ks=tuple(point["Ks"]),
+                               max_expansions=point["expansions"], candidates=point["candidates"],
+                               baselines=tuple(point["baselines"]), peers=(), seed=FOLD_SEEDS[point["fold"]])
+    cols = ["method", "errors", "n_leaves"]
+    lit = fresh.method.str.startswith("Literati")
+    cols_lit = cols + ["proved", "lower_bound", "n_expanded"]
+    assert df[df.method.isin(fresh.method[lit])][cols_lit].reset_index(drop=True).equals(
+        fresh[lit][cols_lit].reset_index(drop=True))
+    assert df[df.method.isin(fresh.method[~lit])][cols].reset_index(drop=True).equals(
+        fresh[~lit][cols].reset_index(drop=True))
+
+
+@pytest.mark.parametrize("folder", [SWEEP, BOOK_FITS], ids=["paper", "book"])
+def test_committed_fits_reproduce(folder):
+    """The committed fits (the paper scale's, the book defaults'): the cheapest of every kind that has
+    finished ones recomputes to the same tree, bounds and trace (their seconds are the machine's and are
+    not compared)."""
+    runs = [r for r in read_runs(folder, "sweeps/03-fit-point") if r.record is not None]
+    assert runs, f"the committed sweep in {folder} has no finished fit"
     by_kind = {}
     for r in runs:
         by_kind.setdefault(r.params["experiment"], []).append(r)

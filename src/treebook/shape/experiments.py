@@ -49,14 +49,15 @@ import pandas as pd
 from ..datasets.shape_trees import load_shape_dataset, paper_split
 from ..memory import peak_rss_mib
 from ..notebooks import notebook_parameters
-from ..sweep import read_runs, run_sweep
+from ..sweep import copy_finished, point_id, read_runs, run_sweep
 from ..tree import CARTClassifier
 from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
 
-__all__ = ["ABLATION_VARIANTS", "EXPERIMENTS", "POINT_NOTEBOOK", "available_peers", "experiment_points",
-           "fit_outcome", "fit_point", "fold_data", "literati_run", "load_train_sweep", "outcome", "peer_run",
-           "read_experiments", "run_experiments", "training_benchmark"]
+__all__ = ["ABLATION_VARIANTS", "EXPERIMENTS", "POINT_NOTEBOOK", "TRAIN_NOTEBOOK", "available_peers",
+           "experiment_points", "fit_outcome", "fit_point", "fold_data", "literati_run", "load_train_sweep",
+           "outcome", "peer_run", "read_experiments", "run_experiments", "run_training", "training_benchmark",
+           "training_points"]
 
 def available_peers() -> list[str]:
     """Names of the optional peer packages that can be imported here."""
@@ -169,6 +170,15 @@ def training_benchmark(datasets, depths, Ks=(1, 2, 3), *, time_limit=None, max_e
     return pd.DataFrame(rows)
 
 
+def _training_frame(rows) -> pd.DataFrame:
+    """The rows of :func:`training_benchmark` read back from sweep records, as a frame with numeric columns."""
+    frame = pd.DataFrame(rows)
+    for col in ("lower_bound", "n_expanded", "n_leaves", "time", "time_to_best", "errors", "accuracy"):
+        if col in frame:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce")  # the records write NaN as "nan"
+    return frame
+
+
 def load_train_sweep(folder, datasets, depths, folds=(0, 1, 2, 3, 4), *, partial=False, **expected) -> pd.DataFrame:
     """The rows of :func:`training_benchmark` (with ``fold`` and the point's wall time ``point_seconds``) read
     from the run folders of a ``treebook sweep`` of ``notebooks/sweeps/03-train-point.ipynb`` in ``folder``.
@@ -210,16 +220,44 @@ def load_train_sweep(folder, datasets, depths, folds=(0, 1, 2, 3, 4), *, partial
         run = found[key]
         for row in run.record["results"]["rows"]:
             rows.append({**row, "fold": key[1], "point_seconds": run.seconds})
-    frame = pd.DataFrame(rows)
-    for col in ("lower_bound", "n_expanded", "n_leaves", "time", "time_to_best", "errors", "accuracy"):
-        if col in frame:
-            frame[col] = pd.to_numeric(frame[col], errors="coerce")  # the records write NaN as "nan"
+    frame = _training_frame(rows)
     frame.attrs.update(points=len(found), total=len(wanted),
                        datasets_complete=[d for d in datasets
                                           if all((d, int(f), int(D)) in found for f in folds for D in depths)],
                        seconds=float(np.nansum([r.seconds for r in found.values()])))
     return frame
 
+
+
+#: the training study's point notebook (a path under ``notebooks/``): one data set, fold and depth
+TRAIN_NOTEBOOK = "sweeps/03-train-point"
+
+
+def training_points(datasets, depths, fold: int, *, Ks, expansions: int, candidates: str = "cart",
+                    baselines=("CART", "ShapeCART"), peers=(), peer_time_limit: float = 60.0) -> list[dict]:
+    """The points of a sweep of :data:`TRAIN_NOTEBOOK` that make :func:`training_benchmark` of
+    ``datasets`` x ``depths`` on fold ``fold`` (``FOLD_SEEDS[fold]``), every parameter explicit (so a
+    point keeps its id whatever the point notebook's defaults)."""
+    return [{"dataset": d, "fold": int(fold), "depth": int(D), "Ks": [int(K) for K in Ks],
+             "expansions": int(expansions), "candidates": candidates, "baselines": list(baselines),
+             "peers": list(peers), "peer_time_limit": float(peer_time_limit)} for d in datasets for D in depths]
+
+
+def run_training(points, out, workers: int = 2, progress: bool = False, cache=None) -> pd.DataFrame:
+    """Run the points of :func:`training_points` as a sweep into ``out`` (finished ones skipped; those that
+    ``cache`` holds copied first and read, as in :func:`run_experiments`); return their
+    :func:`training_benchmark` rows (with ``fold``), in the points' order, ``attrs["cached"]`` the number
+    of points read from ``cache``."""
+    points = list(points)
+    cached = copy_finished(cache, out, points) if cache else []
+    table = run_sweep(TRAIN_NOTEBOOK, {"points": points}, out, workers=workers, progress=progress)
+    failed = table[table.status != "ok"]
+    if len(failed):
+        raise RuntimeError(f"{len(failed)} training point(s) failed: {failed.error.tolist()[:3]}")
+    records = {run.name: run.record for run in read_runs(out, TRAIN_NOTEBOOK)}
+    frame = _training_frame([row for p in points for row in records[point_id(p)]["results"]["rows"]])
+    frame.attrs["cached"] = len(cached)
+    return frame
 
 
 #: the sweep's point notebook (a path under ``notebooks/``): one fit
@@ -352,13 +390,21 @@ def read_experiments(folder, points=None) -> pd.DataFrame:
     return frame
 
 
-def run_experiments(points, out, workers: int = 2, scheduler=None, progress: bool = True) -> pd.DataFrame:
+def run_experiments(points, out, workers: int = 2, scheduler=None, progress: bool = True,
+                    cache=None) -> pd.DataFrame:
     """Run the fits ``points`` (see :func:`experiment_points`) as a sweep into ``out``, skipping those already
-    finished there; return :func:`read_experiments` of them, in their order."""
+    finished there; return :func:`read_experiments` of them, in their order, with ``attrs["cached"]`` the
+    number read from ``cache``.
 
+    ``cache``: a sweep folder (e.g. committed records of the book's defaults) whose finished fits of
+    ``points`` are copied into ``out`` first (:func:`treebook.sweep.copy_finished`) and so read, not run."""
+
+    cached = copy_finished(cache, out, points) if cache else []
     table = run_sweep(POINT_NOTEBOOK, {"points": list(points)}, out, scheduler=scheduler, workers=workers,
                       progress=progress)
     failed = table[table.status != "ok"]
     if len(failed):
         raise RuntimeError(f"{len(failed)} fit(s) failed: {failed.error.tolist()[:3]}")
-    return read_experiments(out, points)
+    frame = read_experiments(out, points)
+    frame.attrs["cached"] = len(cached)
+    return frame

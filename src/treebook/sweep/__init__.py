@@ -64,10 +64,10 @@ from ..notebooks import notebook_parameters, notebook_path, project_root, read_y
 from .execute import _execute, _report
 from .grid import expand_grid, load_grid, point_id
 from .lock import LOCK_NAME, SweepLockError, _FolderLock
-from .records import SweepRun, _clean_leftovers, _gather, _plan, _write_tables, read_runs
+from .records import SweepRun, _clean_leftovers, _gather, _plan, _write_tables, copy_finished, read_runs
 
-__all__ = ["load_grid", "expand_grid", "run_sweep", "point_id", "read_runs", "SweepRun", "SweepLockError",
-           "LOCK_NAME"]
+__all__ = ["load_grid", "expand_grid", "run_sweep", "point_id", "read_runs", "copy_finished", "SweepRun",
+           "SweepLockError", "LOCK_NAME"]
 
 
 def _check_workers(workers) -> None:

@@ -50,6 +50,34 @@ def _read_result(path: Path):
 
 
 
+def copy_finished(source, out, points, base=None) -> list[str]:
+    """Copy into ``out`` the finished runs of ``points`` that the sweep folder ``source`` holds, so that a
+    sweep of those points into ``out`` reads them instead of running them; return the copied points' ids.
+
+    A point is taken from ``source`` when its run folder there (``runs/<id>/``, the id of ``{**base,
+    **point}``) has a readable ``result.json`` and a ``params.json`` equal to the point; its
+    ``params.json``, ``result.json`` and ``run.json`` are copied. A point already finished in ``out`` is
+    left alone, and ``source`` is only read (a committed sweep stays as committed)."""
+    source, out = Path(source), Path(out)
+    base = dict(base or {})
+    copied = []
+    for params in points:
+        full = json.loads(json.dumps({**base, **params}, sort_keys=True, default=str))
+        pid = point_id({**base, **params})
+        src, dst = source / "runs" / pid, out / "runs" / pid
+        if _read_result(dst / "result.json")[0] is not None:
+            continue
+        stored, problem = _read_json(src / "params.json")
+        if problem is not None or stored != full or _read_result(src / "result.json")[0] is None:
+            continue
+        dst.mkdir(parents=True, exist_ok=True)
+        for name in ("params.json", "run.json", "result.json"):  # the result last: it marks the point finished
+            if (src / name).is_file():
+                _write_text(dst / name, (src / name).read_text())
+        copied.append(pid)
+    return copied
+
+
 class SweepRun(NamedTuple):
     """One run folder of a sweep, as :func:`read_runs` reads it."""
 
