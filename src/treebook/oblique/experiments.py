@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import math
 import time
 
@@ -16,9 +17,10 @@ from treebook.oblique.grow import DIRECTIONS
 from treebook.oblique.metrics import mse_rows, off_ink_share, pca_reconstruct, ssim_authors, ssim_images
 
 __all__ = [
-    "DESIGN_SPLITS", "DESIGN_THRESHOLDS", "channelwise", "code_bits", "compare_methods", "compare_over_seeds",
-    "design_effects", "diabetes_split", "diabetes_sweeps", "digits_split", "direction_study", "htru_trees_study",
-    "mean_sd", "mnist_point", "pca_components_for_bits", "threshold_split_design", "trees_curve",
+    "DESIGN_SPLITS", "DESIGN_THRESHOLDS", "MNIST_NOTEBOOK", "OURS_CHANGES", "channelwise", "code_bits",
+    "compare_methods", "decode_images", "design_effects", "diabetes_split", "diabetes_sweeps", "digits_split", "direction_study",
+    "htru_trees_study", "mean_sd", "mnist_comparison", "mnist_methods", "mnist_point", "mnist_points",
+    "pca_components_for_bits", "run_mnist", "threshold_split_design", "trees_curve",
 ]
 
 
@@ -112,21 +114,115 @@ def compare_methods(Xtr, Xte, methods, shape=None, data_range=None, box=None, in
     return pd.DataFrame(rows), pd.DataFrame(summ).set_index("method"), recon
 
 
-def compare_over_seeds(make_methods, split, seeds, shape=None, data_range=None, box=None, ink_threshold=None):
-    """:func:`compare_methods` once per seed: ``split(seed)`` gives ``(Xtr, Xte)``, ``make_methods(seed)`` the
-    methods. Returns ``(summary, per_sample, first)``: the per-seed summaries stacked (a ``seed`` column), the
-    per-sample rows (with ``seed``) and, for the first seed, ``(X_test, reconstructions, fitted methods)``."""
-    summaries, samples, first = [], [], None
-    for s in seeds:
-        Xtr, Xte = split(s)
-        methods = make_methods(s)
-        per_sample, summary, recon = compare_methods(Xtr, Xte, methods, shape=shape, data_range=data_range,
-                                                     box=box, ink_threshold=ink_threshold)
-        summaries.append(summary.reset_index().assign(seed=s))
-        samples.append(per_sample.assign(seed=s))
-        if first is None:
-            first = (Xte, recon, methods)
-    return pd.concat(summaries, ignore_index=True), pd.concat(samples, ignore_index=True), first
+#: the MNIST comparison's methods (section 5) by the names the chapter gives them
+MNIST_AUTHORS, MNIST_OURS = "OF-AE (authors')", "OF-AE ours (improved)"
+MNIST_EF, MNIST_EF_FULL = "eForest (own decode, same depth)", "eForest (own decode, full depth)"
+MNIST_EF_MID, MNIST_EF_L1 = "eForest ours (box centre)", "eForest trees, l1 decode"
+MNIST_AXIS_MIN, MNIST_AXIS_L1 = "axis CART as OF-AE grows, eForest's decode", "axis CART as OF-AE grows, l1 decode"
+#: our changes to the authors' OF-AE (the chapter's "ours (improved)"), each also run alone with ``ablations``
+OURS_CHANGES = {"split_rule": "best", "target": "per_tree", "householder": "largest"}
+#: the point notebook of the MNIST comparison's sweep (a path under ``notebooks/``): one seed
+MNIST_NOTEBOOK = "sweeps/04-mnist-point"
+
+
+def mnist_methods(seed, *, n_estimators=300, max_depth=3, max_samples=1.0, max_features=0.75, box=(0, 255), n_jobs=1,
+                  ablations=True) -> dict:
+    """The methods of the chapter's MNIST comparison for one seed, by name: the authors' OF-AE (HHCART with the
+    PCA direction, as their MNIST script), ours (:data:`OURS_CHANGES`) and, with ``ablations``, the authors'
+    with one of our changes at a time; eForest at the same depth, fully grown and with our box-centre point;
+    with ``ablations`` eForest's trees and axis CART trees grown as the authors' OF-AE grows its trees, each
+    under eForest's decode and the l1 decode; PCA with as many components as trees and as many floats as the
+    OF-AE code has bits (``("pca", k)``, see :func:`compare_methods`)."""
+    common = dict(tree="hhcart", direction="pca", n_estimators=n_estimators, max_depth=max_depth,
+                  max_samples=max_samples, max_features=max_features, box=box, n_jobs=n_jobs)
+    m = {MNIST_AUTHORS: ObliqueForestEmbedding(**common, random_state=seed),
+         MNIST_OURS: ObliqueForestEmbedding(**common, **OURS_CHANGES, random_state=seed)}
+    if ablations:
+        for k, v in OURS_CHANGES.items():
+            m[f"OF-AE authors' + {k}={v}"] = ObliqueForestEmbedding(**{**common, k: v}, random_state=seed)
+    m[MNIST_EF] = EForestEmbedding(n_estimators=n_estimators, max_depth=max_depth, box=box, random_state=seed)
+    m[MNIST_EF_FULL] = EForestEmbedding(n_estimators=n_estimators, max_depth=None, box=box, random_state=seed)
+    m[MNIST_EF_MID] = EForestEmbedding(n_estimators=n_estimators, max_depth=max_depth, box=box, point="mid",
+                                       random_state=seed)
+    if ablations:  # trees and decoder apart: eForest's random trees and axis CART trees grown as the authors' OF-AE
+        # grows its trees (mean split, shared target, same subsampling), each decoded by eForest's rule and by l1
+        m[MNIST_EF_L1] = EForestEmbedding(n_estimators=n_estimators, max_depth=max_depth, box=box, point="l1",
+                                          random_state=seed)
+        for point, name in (("minimal", MNIST_AXIS_MIN), ("l1", MNIST_AXIS_L1)):
+            m[name] = EForestEmbedding(tree="axis", split_rule="mean", target="shared", n_estimators=n_estimators,
+                                       max_depth=max_depth, max_samples=max_samples, max_features=max_features,
+                                       box=box, point=point, random_state=seed)
+    m["PCA (same count)"] = ("pca", n_estimators)
+    m["PCA (same bits)"] = ("pca", pca_components_for_bits(code_bits(n_estimators, max_depth)))
+    return m
+
+
+def mnist_comparison(seed, *, n_train=100, n_test=10, ink_threshold=64, keep=(), **forest) -> dict:
+    """One seed of the chapter's MNIST comparison: every method of :func:`mnist_methods` (``forest``: its
+    keyword arguments) fitted on the ``n_train`` training images of :func:`mnist_split` and judged on its
+    ``n_test`` test images, pixels boxed in ``[0, 255]``.
+
+    Returns ``runs`` (:func:`compare_methods`' summary, one row per method, with ``seed``), ``samples`` (its
+    per-sample rows, with ``seed``) and ``decodes``: for drawing, the test images' decodes of the methods named
+    in ``keep`` as 8-bit images (rounded, clipped to 0..255), one base64 string per image
+    (:func:`decode_images` reads them back)."""
+    Xtr, Xte, _, _ = mnist_split(n_train, n_test, random_state=seed)
+    methods = mnist_methods(seed, **forest)
+    unknown = sorted(set(keep) - set(methods))
+    if unknown:
+        raise ValueError(f"keep names methods that are not compared: {unknown}")
+    per_sample, summary, recon = compare_methods(Xtr, Xte, methods, shape=(28, 28), data_range=255,
+                                                 box=forest.get("box", (0, 255)), ink_threshold=ink_threshold)
+    return {"runs": summary.reset_index().assign(seed=seed).to_dict(orient="records"),
+            "samples": per_sample.assign(seed=seed).to_dict(orient="records"),
+            "decodes": {name: [base64.b64encode(row.tobytes()).decode("ascii") for row in _as_uint8(recon[name])]
+                        for name in keep}}
+
+
+def _as_uint8(R):
+    return np.clip(np.rint(np.asarray(R, dtype=float)), 0, 255).astype(np.uint8)
+
+
+def decode_images(encoded) -> np.ndarray:
+    """The 8-bit images of :func:`mnist_comparison`'s ``decodes`` (base64 strings) as a float array, one row
+    per image."""
+    return np.stack([np.frombuffer(base64.b64decode(e), dtype=np.uint8) for e in encoded]).astype(float)
+
+
+def mnist_points(seeds, *, keep=(), **params) -> list[dict]:
+    """The sweep points of the MNIST comparison over ``seeds`` (``params``: those of :func:`mnist_comparison`
+    but ``keep``, every one explicit); the first seed keeps the decodes of the methods ``keep``."""
+    return [{"seed": int(s), **params, "keep": list(keep) if i == 0 else []} for i, s in enumerate(seeds)]
+
+
+def _numeric(frame, text_columns):
+    """``frame`` with every column but ``text_columns`` numeric (the records write NaN as ``"nan"``)."""
+    for col in frame.columns:
+        if col not in text_columns:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    return frame
+
+
+def run_mnist(points, out, workers: int = 1, cache=None):
+    """Run the points of :func:`mnist_points` as a sweep of :data:`MNIST_NOTEBOOK` into ``out`` (finished
+    ones skipped; those that the sweep folder ``cache`` holds copied first and so read, not run, see
+    :func:`treebook.sweep.copy_finished`). Returns ``(runs, samples, decodes, n_cached)``: the points' rows
+    of :func:`mnist_comparison` stacked in the points' order, the first point's 8-bit decodes as arrays
+    (:func:`decode_images`), and the number of points read from ``cache``."""
+    from ..sweep import copy_finished, point_id, read_runs, run_sweep
+
+    points = list(points)
+    cached = copy_finished(cache, out, points) if cache else []
+    table = run_sweep(MNIST_NOTEBOOK, {"points": points}, out, workers=workers, progress=False)
+    failed = table[table.status != "ok"]
+    if len(failed):
+        raise RuntimeError(f"{len(failed)} MNIST point(s) failed: {failed.error.tolist()[:3]}")
+    records = {run.name: run.record["results"] for run in read_runs(out, MNIST_NOTEBOOK)}
+    res = [records[point_id(p)] for p in points]
+    runs = _numeric(pd.DataFrame([row for r in res for row in r["runs"]]), ("method", "code"))
+    samples = _numeric(pd.DataFrame([row for r in res for row in r["samples"]]), ("method",))
+    decodes = {name: decode_images(R) for name, R in res[0]["decodes"].items()}
+    return runs, samples, decodes, len(cached)
 
 
 def mean_sd(frame, by, columns):
