@@ -325,3 +325,58 @@ def test_load_fold_draws_keeps_only_finished_draws(tmp_path):
     rows, finished = load_fold_draws({"one": (tmp_path, {"seed": 1}), "two": (tmp_path, {"seed": 2})})
     assert finished == {"one": 15, "two": 14}
     assert set(rows.draw) == {"one"} and len(rows) == 15
+
+
+# ---------------------------------------------------------------------------------------------
+# the committed Figure 5 points of the book's defaults
+
+
+def _book_figure5_points():
+    import ast
+
+    from treebook.interval.experiments import figure5_points
+    from treebook.notebooks import notebook_parameters
+
+    p = {k: ast.literal_eval(v) for k, v in notebook_parameters("02-interval-trees").items()}
+    assert p["fig5_cache"] == "results/sweeps/02-book-figure5" and not p["nb_max_samples"]
+    grids = dict(n_margins=p["fig5_margins"], n_min_samples_split=p["fig5_min_samples_split"],
+                 max_depths=p["fig5_depths"], inner_folds=p["fig5_inner_folds"])
+    # the chapter's methods: the authors' (in paper_methods' order), then its two variants
+    methods = [*paper_methods(**grids, random_state=p["seed"]), "MMIT-squared (pruned, ours)",
+               "L1-LP, linear hinge, margin 0"]
+    datasets = [f"simulated.{k}" for k in ("linear", "sin", "abs")] + ["neuroblastoma"]
+    return figure5_points(datasets, methods, p["n_outer_folds"], seed=p["seed"], nb_folds=p["nb_folds"],
+                          sim_n_samples=p["sim_n_samples"], fig5_margins=p["fig5_margins"],
+                          fig5_min_samples_split=p["fig5_min_samples_split"], fig5_depths=p["fig5_depths"],
+                          fig5_inner_folds=p["fig5_inner_folds"], n_margins=p["n_margins"], inner_cv=p["inner_cv"],
+                          mmit_max_depth=p["mmit_max_depth"], l1_penalties=p["l1_penalties"])
+
+
+def test_the_book_figure5_grid_holds_the_book_defaults_points_and_every_one_is_committed():
+    from treebook.interval.experiments import FIGURE5_NOTEBOOK
+    from treebook.notebooks import project_root
+    from treebook.sweep import load_grid, point_id, read_runs
+
+    root = project_root()
+    points = _book_figure5_points()
+    assert len(points) == 4 * 5 * 7
+    assert load_grid(root / "notebooks" / "sweeps" / "02-book-figure5.yml")["points"] == points
+    finished = {r.name for r in read_runs(root / "results" / "sweeps" / "02-book-figure5", FIGURE5_NOTEBOOK)
+                if r.record is not None}
+    assert {point_id(q) for q in points} <= finished
+
+
+def test_committed_book_figure5_points_are_read_and_reproduce(tmp_path):
+    from treebook.interval.experiments import figure5_point, run_figure5
+    from treebook.notebooks import project_root
+
+    picks = [q for q in _book_figure5_points()
+             if q["dataset"] == "simulated.linear" and q["fold"] == 2 and q["method"] in ("L1-Linear", "MMIT-linear")]
+    cv = run_figure5(picks, tmp_path / "out", cache=project_root() / "results" / "sweeps" / "02-book-figure5")
+    assert cv.attrs["cached"] == 2 and list(cv.method) == ["MMIT-linear", "L1-Linear"]
+    for q, row in zip(picks, cv.itertuples()):
+        fresh = figure5_point(q["dataset"], q["fold"], q["method"], n_outer_folds=q["n_outer_folds"], seed=q["seed"],
+                              sim_n_samples=q["sim_n_samples"], n_margins=q["fig5_margins"],
+                              n_min_samples_split=q["fig5_min_samples_split"], max_depths=q["fig5_depths"],
+                              inner_folds=q["fig5_inner_folds"], folds=q["folds"])
+        assert fresh["mse"] == row.mse and fresh["params"] == row.params, q["method"]

@@ -57,7 +57,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from ..datasets.mmit import load_neuroblastoma, neuroblastoma_authors_folds
 from ..notebooks import notebook_parameters
 from ..results import to_jsonable
-from ..sweep import read_runs
+from ..sweep import copy_finished, point_id, read_runs, run_sweep
 from ..validation import check_random_state
 from .baselines import (
     ConstantIntervalRegressor,
@@ -76,6 +76,9 @@ __all__ = [
     "figure5_data",
     "figure5_point",
     "load_figure5_sweep",
+    "figure5_points",
+    "run_figure5",
+    "FIGURE5_NOTEBOOK",
     "FOLD_KINDS",
     "NOISE_METHODS",
     "load_fold_draws",
@@ -507,6 +510,13 @@ def figure5_point(dataset, fold, method, *, n_outer_folds=5, seed=2017, sim_n_sa
     return {"mse": float(row.mse), "log10_mse": float(row.log10_mse), "params": to_jsonable(row.params)}
 
 
+def _figure5_row(dataset, method, fold, run) -> dict:
+    """The :func:`cross_validate_methods` row of a finished Figure 5 point (``seconds``: its wall time)."""
+    res = run.record["results"]
+    return {"dataset": dataset, "method": method, "fold": fold, "mse": float(res["mse"]),
+            "log10_mse": float(res["log10_mse"]), "seconds": run.seconds, "params": dict(res.get("params", {}))}
+
+
 def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
     """The rows of :func:`cross_validate_methods` for Figure 5, read from the run folders of a
     ``treebook sweep`` of ``notebooks/sweeps/02-figure5-point.ipynb`` in ``folder`` (``runs/<id>/`` with
@@ -541,11 +551,7 @@ def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
                 if not done:
                     unfinished.append({"dataset": d, "fold": f, "method": m})
                     continue
-                record, seconds = done[0].record, done[0].seconds
-                res = record["results"]
-                rows.append({"dataset": d, "method": m, "fold": f, "mse": float(res["mse"]),
-                             "log10_mse": float(res["log10_mse"]), "seconds": seconds,
-                             "params": dict(res.get("params", {}))})
+                rows.append(_figure5_row(d, m, f, done[0]))
     if mismatched:
         k = sorted(mismatched)[0]
         raise ValueError(f"the sweep in {folder} ran with {k} = {sorted(mismatched[k])}, not {expected[k]!r}")
@@ -555,6 +561,43 @@ def load_figure5_sweep(folder, datasets, methods, n_folds, **expected):
         raise ValueError(f"{len(unfinished)} point(s) of the sweep in {folder} failed or did not run: "
                          f"{unfinished[:5]}")
     return pd.DataFrame(rows)
+
+
+#: Figure 5's point notebook (a path under ``notebooks/``): one data set, outer fold and method
+FIGURE5_NOTEBOOK = "sweeps/02-figure5-point"
+
+
+def figure5_points(datasets, methods, n_folds, *, seed, nb_folds="seeded", sim_n_samples=200, fig5_margins=20,
+                   fig5_min_samples_split=10, fig5_depths=AUTHORS_MAX_DEPTHS, fig5_inner_folds=10, n_margins=3,
+                   inner_cv=3, mmit_max_depth=10, l1_penalties=(0.001, 0.01, 0.1)) -> list[dict]:
+    """The points of a sweep of :data:`FIGURE5_NOTEBOOK` that make Figure 5 of ``datasets`` x folds
+    ``1..n_folds`` x ``methods``, with the chapter's parameter names, every one explicit (so a point keeps its
+    id whatever the point notebook's defaults); neuroblastoma takes the outer folds ``nb_folds``, the
+    simulated sets folds drawn from ``seed``."""
+    common = {"seed": int(seed), "n_outer_folds": int(n_folds), "sim_n_samples": int(sim_n_samples),
+              "fig5_margins": int(fig5_margins), "fig5_min_samples_split": int(fig5_min_samples_split),
+              "fig5_depths": [int(d) for d in fig5_depths], "fig5_inner_folds": int(fig5_inner_folds),
+              "n_margins": int(n_margins), "inner_cv": int(inner_cv), "mmit_max_depth": int(mmit_max_depth),
+              "l1_penalties": [float(v) for v in l1_penalties]}
+    return [{"dataset": d, "fold": f, "method": m, "folds": nb_folds if d == "neuroblastoma" else "seeded", **common}
+            for d in datasets for f in range(1, int(n_folds) + 1) for m in methods]
+
+
+def run_figure5(points, out, workers: int = 2, cache=None) -> pd.DataFrame:
+    """Run the points of :func:`figure5_points` as a sweep into ``out`` (finished ones skipped; those that
+    the sweep folder ``cache`` holds copied first and so read, not run: :func:`treebook.sweep.copy_finished`).
+    Returns the rows of :func:`cross_validate_methods` (``seconds``: the point's wall time) in the points'
+    order, ``attrs["cached"]`` the number of points read from ``cache``."""
+    points = list(points)
+    cached = copy_finished(cache, out, points) if cache else []
+    table = run_sweep(FIGURE5_NOTEBOOK, {"points": points}, out, workers=workers, progress=False)
+    failed = table[table.status != "ok"]
+    if len(failed):
+        raise RuntimeError(f"{len(failed)} Figure 5 point(s) failed: {failed.error.tolist()[:3]}")
+    runs = {run.name: run for run in read_runs(out, FIGURE5_NOTEBOOK)}
+    frame = pd.DataFrame([_figure5_row(p["dataset"], p["method"], int(p["fold"]), runs[point_id(p)]) for p in points])
+    frame.attrs["cached"] = len(cached)
+    return frame
 
 
 # ----------------------------------------------------------------------------------------------
