@@ -284,3 +284,14 @@ def test_the_warm_up_runs_every_part_of_the_package():
     seconds = warm_up(log=lines.append)
     assert list(seconds) == list(PARTS) and all(s >= 0 for s in seconds.values())
     assert len(lines) == len(PARTS) and all(line.startswith("treebook warm-up: ") for line in lines)
+
+
+def test_the_first_builds_order_lists_every_book_notebook():
+    """``book/notebook-seconds.json`` orders a first build's notebooks (the longest first): it names each notebook
+    of the table of contents once, with a positive number of seconds."""
+    import json
+
+    seconds = {k: v for k, v in json.loads((project_root() / "book" / "notebook-seconds.json").read_text()).items()
+               if not k.startswith("_")}
+    assert set(seconds) == set(toc_notebooks())
+    assert all(isinstance(v, (int, float)) and v > 0 for v in seconds.values())
