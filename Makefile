@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[book,test,dist,compare]'
-	$(BIN)/python -m treebook.warmup
+	$(BIN)/python -m treebook.warmup --jobs 2
 	@touch $(STAMP)
 
 venv: $(STAMP)

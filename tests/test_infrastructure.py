@@ -284,6 +284,11 @@ def test_the_warm_up_runs_every_part_of_the_package():
     seconds = warm_up(log=lines.append)
     assert list(seconds) == list(PARTS) and all(s >= 0 for s in seconds.values())
     assert len(lines) == len(PARTS) and all(line.startswith("treebook warm-up: ") for line in lines)
+    lines = []
+    seconds = warm_up(log=lines.append, jobs=2)  # in two processes, the same parts, reported in PARTS' order
+    assert list(seconds) == list(PARTS) and len(lines) == len(PARTS)
+    with pytest.raises(ValueError, match="jobs"):
+        warm_up(jobs=0)
 
 
 def test_the_first_builds_order_lists_every_book_notebook():
