@@ -345,3 +345,23 @@ def test_malformed_checksum_lines_are_reported_with_their_number(tmp_path, monke
     # sha256sum's binary mode marks names with '*'
     sums.write_text("\n".join(line.replace("  ./", " *./") for line in good) + "\n")
     assert data_file("mmit", "neuroblastomaProcessed_targets.csv").is_file()
+
+
+def test_run_points_reads_a_caches_points_and_names_failures(tmp_path):
+    from treebook.sweep import run_points
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("result_path = None\nx = 1")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "from treebook.results import save_results\nassert x != 2, 'two'\nsave_results(result_path, {'x': x})")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "p.ipynb"
+    nbformat.write(nb, path)
+    runs, cached = run_points(path, [{"x": 3}, {"x": 1}], tmp_path / "a", workers=1)
+    assert cached == 0 and [r.record["results"]["x"] for r in runs] == [3, 1]
+    runs, cached = run_points(path, [{"x": 1}, {"x": 4}], tmp_path / "b", cache=tmp_path / "a", workers=1)
+    assert cached == 1 and [r.record["results"]["x"] for r in runs] == [1, 4]
+    assert not (tmp_path / "b" / "runs" / point_id({"x": 1}) / "notebook.ipynb").exists()  # read, not run
+    with pytest.raises(RuntimeError, match=r"1 point\(s\) of .* failed"):
+        run_points(path, [{"x": 2}], tmp_path / "c", workers=1)

@@ -57,7 +57,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from ..datasets.mmit import load_neuroblastoma, neuroblastoma_authors_folds
 from ..notebooks import notebook_parameters
 from ..results import to_jsonable
-from ..sweep import copy_finished, point_id, read_runs, run_sweep
+from ..sweep import read_runs, run_points
 from ..validation import check_random_state
 from .baselines import (
     ConstantIntervalRegressor,
@@ -588,15 +588,9 @@ def run_figure5(points, out, workers: int = 2, cache=None) -> pd.DataFrame:
     the sweep folder ``cache`` holds copied first and so read, not run: :func:`treebook.sweep.copy_finished`).
     Returns the rows of :func:`cross_validate_methods` (``seconds``: the point's wall time) in the points'
     order, ``attrs["cached"]`` the number of points read from ``cache``."""
-    points = list(points)
-    cached = copy_finished(cache, out, points) if cache else []
-    table = run_sweep(FIGURE5_NOTEBOOK, {"points": points}, out, workers=workers, progress=False)
-    failed = table[table.status != "ok"]
-    if len(failed):
-        raise RuntimeError(f"{len(failed)} Figure 5 point(s) failed: {failed.error.tolist()[:3]}")
-    runs = {run.name: run for run in read_runs(out, FIGURE5_NOTEBOOK)}
-    frame = pd.DataFrame([_figure5_row(p["dataset"], p["method"], int(p["fold"]), runs[point_id(p)]) for p in points])
-    frame.attrs["cached"] = len(cached)
+    runs, cached = run_points(FIGURE5_NOTEBOOK, points, out, cache=cache, workers=workers)
+    frame = pd.DataFrame([_figure5_row(p["dataset"], p["method"], int(p["fold"]), run) for p, run in zip(points, runs)])
+    frame.attrs["cached"] = cached
     return frame
 
 

@@ -209,20 +209,14 @@ def run_mnist(points, out, workers: int = 1, cache=None):
     :func:`treebook.sweep.copy_finished`). Returns ``(runs, samples, decodes, n_cached)``: the points' rows
     of :func:`mnist_comparison` stacked in the points' order, the first point's 8-bit decodes as arrays
     (:func:`decode_images`), and the number of points read from ``cache``."""
-    from ..sweep import copy_finished, point_id, read_runs, run_sweep
+    from ..sweep import run_points
 
-    points = list(points)
-    cached = copy_finished(cache, out, points) if cache else []
-    table = run_sweep(MNIST_NOTEBOOK, {"points": points}, out, workers=workers, progress=False)
-    failed = table[table.status != "ok"]
-    if len(failed):
-        raise RuntimeError(f"{len(failed)} MNIST point(s) failed: {failed.error.tolist()[:3]}")
-    records = {run.name: run.record["results"] for run in read_runs(out, MNIST_NOTEBOOK)}
-    res = [records[point_id(p)] for p in points]
+    done, cached = run_points(MNIST_NOTEBOOK, points, out, cache=cache, workers=workers)
+    res = [run.record["results"] for run in done]
     runs = _numeric(pd.DataFrame([row for r in res for row in r["runs"]]), ("method", "code"))
     samples = _numeric(pd.DataFrame([row for r in res for row in r["samples"]]), ("method",))
     decodes = {name: decode_images(R) for name, R in res[0]["decodes"].items()}
-    return runs, samples, decodes, len(cached)
+    return runs, samples, decodes, cached
 
 
 def mean_sd(frame, by, columns):

@@ -49,7 +49,7 @@ import pandas as pd
 from ..datasets.shape_trees import load_shape_dataset, paper_split
 from ..memory import peak_rss_mib
 from ..notebooks import notebook_parameters
-from ..sweep import copy_finished, point_id, read_runs, run_sweep
+from ..sweep import read_runs, run_points
 from ..tree import CARTClassifier
 from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
@@ -248,15 +248,9 @@ def run_training(points, out, workers: int = 2, progress: bool = False, cache=No
     ``cache`` holds copied first and read, as in :func:`run_experiments`); return their
     :func:`training_benchmark` rows (with ``fold``), in the points' order, ``attrs["cached"]`` the number
     of points read from ``cache``."""
-    points = list(points)
-    cached = copy_finished(cache, out, points) if cache else []
-    table = run_sweep(TRAIN_NOTEBOOK, {"points": points}, out, workers=workers, progress=progress)
-    failed = table[table.status != "ok"]
-    if len(failed):
-        raise RuntimeError(f"{len(failed)} training point(s) failed: {failed.error.tolist()[:3]}")
-    records = {run.name: run.record for run in read_runs(out, TRAIN_NOTEBOOK)}
-    frame = _training_frame([row for p in points for row in records[point_id(p)]["results"]["rows"]])
-    frame.attrs["cached"] = len(cached)
+    runs, cached = run_points(TRAIN_NOTEBOOK, points, out, cache=cache, workers=workers, progress=progress)
+    frame = _training_frame([row for run in runs for row in run.record["results"]["rows"]])
+    frame.attrs["cached"] = cached
     return frame
 
 
@@ -399,12 +393,8 @@ def run_experiments(points, out, workers: int = 2, scheduler=None, progress: boo
     ``cache``: a sweep folder (e.g. committed records of the book's defaults) whose finished fits of
     ``points`` are copied into ``out`` first (:func:`treebook.sweep.copy_finished`) and so read, not run."""
 
-    cached = copy_finished(cache, out, points) if cache else []
-    table = run_sweep(POINT_NOTEBOOK, {"points": list(points)}, out, scheduler=scheduler, workers=workers,
-                      progress=progress)
-    failed = table[table.status != "ok"]
-    if len(failed):
-        raise RuntimeError(f"{len(failed)} fit(s) failed: {failed.error.tolist()[:3]}")
+    _, cached = run_points(POINT_NOTEBOOK, points, out, cache=cache, workers=workers, scheduler=scheduler,
+                           progress=progress)
     frame = read_experiments(out, points)
-    frame.attrs["cached"] = len(cached)
+    frame.attrs["cached"] = cached
     return frame

@@ -66,8 +66,8 @@ from .grid import expand_grid, load_grid, point_id
 from .lock import LOCK_NAME, SweepLockError, _FolderLock
 from .records import SweepRun, _clean_leftovers, _gather, _plan, _write_tables, copy_finished, read_runs
 
-__all__ = ["load_grid", "expand_grid", "run_sweep", "point_id", "read_runs", "copy_finished", "SweepRun",
-           "SweepLockError", "LOCK_NAME"]
+__all__ = ["load_grid", "expand_grid", "run_sweep", "run_points", "point_id", "read_runs", "copy_finished",
+           "SweepRun", "SweepLockError", "LOCK_NAME"]
 
 
 def _check_workers(workers) -> None:
@@ -159,3 +159,19 @@ def _base_params(base_params, stem: str, allowed: set[str]) -> dict:
             raise ValueError(f"base parameter {key!r} is not a parameter of the notebook "
                              f"(its parameters: {sorted(allowed)})")
     return dict(base_params)
+
+
+def run_points(notebook, points, out, *, cache=None, workers: int | None = None, scheduler: str | None = None,
+               progress: bool = False) -> tuple[list[SweepRun], int]:
+    """Run ``points`` of ``notebook`` as a sweep into ``out`` (:func:`run_sweep`; its finished points are
+    skipped), after copying into it those that the sweep folder ``cache`` holds finished
+    (:func:`copy_finished`: they are read, not run). Raises ``RuntimeError`` naming the failed points, if any.
+    Returns the points' runs (:class:`SweepRun`, in the points' order) and the number read from ``cache``."""
+    points = list(points)
+    cached = copy_finished(cache, out, points) if cache else []
+    table = run_sweep(notebook, {"points": points}, out, scheduler=scheduler, workers=workers, progress=progress)
+    failed = table[table.status != "ok"]
+    if len(failed):
+        raise RuntimeError(f"{len(failed)} point(s) of {notebook} failed: {failed.error.tolist()[:3]}")
+    runs = {run.name: run for run in read_runs(out, notebook)}
+    return [runs[point_id(p)] for p in points], len(cached)
