@@ -370,10 +370,11 @@ def test_committed_book_figure5_points_are_read_and_reproduce(tmp_path):
     from treebook.interval.experiments import figure5_point, run_figure5
     from treebook.notebooks import project_root
 
-    picks = [q for q in _book_figure5_points()
-             if q["dataset"] == "simulated.linear" and q["fold"] == 2 and q["method"] in ("L1-Linear", "MMIT-linear")]
+    # two methods whose fits use no BLAS (an LP's or an eigenvector's last bits may follow the processor's kernel)
+    picks = [q for q in _book_figure5_points() if q["dataset"] == "simulated.linear" and q["fold"] == 2
+             and q["method"] in ("Interval-CART", "MMIT-linear")]
     cv = run_figure5(picks, tmp_path / "out", cache=project_root() / "results" / "sweeps" / "02-book-figure5")
-    assert cv.attrs["cached"] == 2 and list(cv.method) == ["MMIT-linear", "L1-Linear"]
+    assert cv.attrs["cached"] == 2 and list(cv.method) == ["MMIT-linear", "Interval-CART"]
     for q, row in zip(picks, cv.itertuples()):
         fresh = figure5_point(q["dataset"], q["fold"], q["method"], n_outer_folds=q["n_outer_folds"], seed=q["seed"],
                               sim_n_samples=q["sim_n_samples"], n_margins=q["fig5_margins"],
