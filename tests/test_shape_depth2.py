@@ -86,6 +86,25 @@ def test_depth2_equals_brute_force_on_larger_samples():
         assert _value_of(tree, X, y, C, cost) == pytest.approx(v, abs=1e-9)
 
 
+def test_two_class_scan_of_every_feature_equals_brute_force_for_any_number_of_lanes():
+    """Two classes scan every feature in one pass, the features padded to a multiple of the vector lanes:
+    1 to 17 features (padding within 8, none at 8 and 16, a second register beyond), ties included."""
+    rng = np.random.default_rng(11)
+    for p in range(1, 18):
+        n = int(rng.integers(20, 70))
+        X = np.round(rng.normal(size=(n, p)) * rng.choice([1.5, 20.0]))
+        y = ((X[:, p - 1] > 0) ^ (rng.random(n) < 0.25)).astype(int)
+        cost = float(rng.choice([0.0, 1.0]))
+        want = float(n - np.bincount(y, minlength=2).max())
+        for j in range(p):
+            for t in np.unique(X[:, j])[:-1]:
+                go = X[:, j] > t
+                want = min(want, cost + _depth1_brute(X[~go], y[~go], 2, cost) + _depth1_brute(X[go], y[go], 2, cost))
+        v, tree, _ = best_depth2_all(X, y, 2, cost)
+        assert v == pytest.approx(want, abs=1e-9), p
+        assert _value_of(tree, X, y, 2, cost) == pytest.approx(v, abs=1e-9)
+
+
 def test_depth2_upper_bound_only_looks_for_better_trees():
     rng = np.random.default_rng(1)
     for _ in range(100):

@@ -13,10 +13,11 @@ Between two evaluated thresholds ``a < b`` every threshold ``i`` then satisfies
 a convex lower bound whose minimum over the gap is found in O(1).  A gap whose bound reaches the best
 tree found is skipped; otherwise its middle threshold is evaluated (the *similarity* bounds of ConTree,
 Brita, van der Linden and Demirović, 2025).  Each evaluation solves the two depth-1 children of a root
-threshold, one feature at a time, in one pass over that feature's presorted rows, O(n) per feature with two
-classes and O(n + C) otherwise.  The same argument holds for a child's best split on one feature, so the
-evaluated neighbours of a threshold also bound each feature's values there: a feature that cannot beat the
-best child found so far is not scanned (most of them, once the gaps are narrow).
+threshold in passes over the features' presorted rows, O(n) per feature with two classes and O(n + C)
+otherwise.  With two classes every feature is scanned in the same pass, one feature per lane of a vector
+register (:func:`_binary_scan`).  With more classes the features are scanned one at a time, and since the
+same argument holds for a child's best split on one feature, the evaluated neighbours of a threshold also
+bound each feature's values there: a feature that cannot beat the best child found so far is not scanned.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from numba import njit
 __all__ = ["best_depth2_all", "depth2_gap_bound", "sub_orders"]
 
 BIG = 1e300
+#: int32 lanes of a 256-bit vector register: the two-class scan pads the features to a multiple of it
+LANES = 8
 NEW = 1 << 16  # a row's code: its label, plus NEW where a new value starts
 LABEL = NEW - 1
 
@@ -206,6 +209,80 @@ def _feature_values(ys, brk, R, b, f, C, tot, ns, leaf0, leaf1, cost, run, codes
             _side_value(codes[1], prefix_max[1], N1, C, leaf1, cost, run[1]))
 
 
+@njit(cache=True, boundscheck=False)
+def _binary_scan(P, b, S):
+    """Two classes, every feature at once: the least and largest ``g`` of each side of the root threshold
+    leaving the rows of root position ``< b`` on the left, per feature (a lane of ``P``'s columns).
+
+    A side's split errors at a position where a new value starts are ``min(T, N - T, T + g, N - T - g)``,
+    with ``T`` and ``N`` the side's class-1 rows and rows and ``g`` the rows before the position less twice
+    the class-1 rows among them; so the side's best split makes ``min(T + min g, N - T - max g)`` errors.
+    ``P[q, f]`` packs the ``q``-th row of feature ``f``'s order: its position in the root feature's order
+    (shifted by 2), whether a new value starts there (bit 1) and its label (bit 0).  The lanes are
+    independent and the loop over them is branch-free, so it runs in vector registers when their number is a
+    multiple of :data:`LANES`.  Writes ``S[0..3]`` = min g left, max g left, min g right, max g right."""
+    m, pw = P.shape
+    big = np.int32(4 * m + 4)
+    bb = np.int32(b)
+    g0 = S[4]
+    g1 = S[5]
+    new0 = S[6]
+    new1 = S[7]
+    lo0 = S[0]
+    hi0 = S[1]
+    lo1 = S[2]
+    hi1 = S[3]
+    for f in range(pw):
+        lo0[f] = big
+        hi0[f] = -big
+        lo1[f] = big
+        hi1[f] = -big
+        g0[f] = 0
+        g1[f] = 0
+        new0[f] = 0
+        new1[f] = 0
+    for q in range(m):
+        row = P[q]
+        for f in range(pw):
+            w = row[f]
+            s = np.int32((w >> 2) >= bb)
+            nb = (w >> 1) & 1
+            n0 = new0[f] | nb
+            n1 = new1[f] | nb
+            v0 = n0 & (1 - s)  # a split of the left side just before this row
+            v1 = n1 & s
+            a0 = g0[f]
+            a1 = g1[f]
+            lo0[f] = min(lo0[f], a0 + (1 - v0) * big)
+            hi0[f] = max(hi0[f], a0 - (1 - v0) * big)
+            lo1[f] = min(lo1[f], a1 + (1 - v1) * big)
+            hi1[f] = max(hi1[f], a1 - (1 - v1) * big)
+            d = 1 - 2 * (w & 1)
+            g0[f] = a0 + d * (1 - s)
+            g1[f] = a1 + d * s
+            new0[f] = n0 & s
+            new1[f] = n1 & (1 - s)
+
+
+@njit(cache=True)
+def _evaluate_binary(b, P, cum, m, cost, S):
+    """Two classes: the optimal depth-1 values ``(L, R)`` of the two sides of the root threshold leaving the
+    first ``b`` rows of the root feature's order on the left, every feature scanned (:func:`_binary_scan`)."""
+    T0 = cum[b, 1]
+    T1 = cum[m, 1] - T0
+    N0 = b
+    N1 = m - b
+    _binary_scan(P, b, S)
+    e0 = min(T0, N0 - T0)
+    e1 = min(T1, N1 - T1)
+    best0 = BIG
+    best1 = BIG
+    for f in range(P.shape[1]):
+        best0 = min(best0, min(T0 + S[0, f], N0 - T0 - S[1, f]))
+        best1 = min(best1, min(T1 + S[2, f], N1 - T1 - S[3, f]))
+    return min(float(e0), cost + best0), min(float(e1), cost + best1)
+
+
 @njit(cache=True)
 def _evaluate(k, ka, kb, B, ys, brk, R, cum, C, cost, LF, RF, D1, tot, ns, run, codes, prefix_max, lbl, lbr,
               order):
@@ -284,11 +361,16 @@ def _depth2(X, y, C, orders, cost, ub):
     run = np.zeros((2, C), dtype=np.int64)
     codes = np.empty((2, m + 1), dtype=np.int32)
     prefix_max = np.empty((2, m + 1), dtype=np.int64)
-    LF = np.empty((m + 2, p))
-    RF = np.empty((m + 2, p))
+    binary = C == 2
+    nk = 1 if binary else m + 2  # the per-feature values of the evaluated thresholds (more than two classes)
+    LF = np.empty((nk, p))
+    RF = np.empty((nk, p))
     lbl = np.empty(p)
     lbr = np.empty(p)
     order = np.empty(p, dtype=np.int64)
+    pw = ((p + LANES - 1) // LANES) * LANES if binary else 0
+    P = np.empty((m, pw), dtype=np.int32)  # two classes: every feature's rows, packed (see _binary_scan)
+    S = np.empty((8, pw), dtype=np.int32)
     n_eval = 0
     # B[1..nb]: the left sizes of a feature's thresholds; B[0] = 0 and B[nb + 1] = m are the two virtual ends
     # (every row on one side), whose children's optima are known without a scan
@@ -319,9 +401,15 @@ def _depth2(X, y, C, orders, cost, ub):
         B[nb + 1] = m
         Lv[0], Rv[0] = 0.0, d1
         Lv[nb + 1], Rv[nb + 1] = d1, 0.0
-        for f in range(p):
-            for q in range(m):
-                R[f, q] = pos[f1, orders[f, q]]
+        if binary:  # the lanes beyond the p features repeat features (their values change no minimum)
+            for f in range(pw):
+                fo = f % p
+                for q in range(m):
+                    P[q, f] = (pos[f1, orders[fo, q]] << 2) | (2 if brk[fo, q] else 0) | ys[fo, q]
+        else:
+            for f in range(p):
+                for q in range(m):
+                    R[f, q] = pos[f1, orders[f, q]]
         for q in range(m):
             for c in range(C):
                 cum[q + 1, c] = cum[q, c]
@@ -341,8 +429,11 @@ def _depth2(X, y, C, orders, cost, ub):
             if lb >= best - 1e-9:
                 continue
             k = (ka + kb) // 2
-            Lv[k], Rv[k] = _evaluate(k, ka if ka > 0 else -1, kb if kb <= nb else -1, B, ys, brk, R, cum, C, cost,
-                                     LF, RF, D1, tot, ns, run, codes, prefix_max, lbl, lbr, order)
+            if binary:
+                Lv[k], Rv[k] = _evaluate_binary(B[k], P, cum, m, cost, S)
+            else:
+                Lv[k], Rv[k] = _evaluate(k, ka if ka > 0 else -1, kb if kb <= nb else -1, B, ys, brk, R, cum, C,
+                                         cost, LF, RF, D1, tot, ns, run, codes, prefix_max, lbl, lbr, order)
             n_eval += 1
             if cost + Lv[k] + Rv[k] < best - 1e-9:
                 best, bf, bb = cost + Lv[k] + Rv[k], f1, B[k]
