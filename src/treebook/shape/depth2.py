@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["best_depth2_all", "depth2_gap_bound", "sub_orders"]
+__all__ = ["best_depth2_all", "best_depth2_rows", "depth2_gap_bound", "sub_orders"]
 
 BIG = 1e300
 #: int32 lanes of a 256-bit vector register: the two-class scan pads the features to a multiple of it
@@ -491,6 +491,16 @@ def sub_orders(orders: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return _sub_orders(np.ascontiguousarray(orders, dtype=np.int64), np.ascontiguousarray(keep, dtype=np.bool_))
 
 
+def _tree_of(out, tR):
+    """``(value, tree, n_evaluated)`` from :func:`_depth2`'s output (see :func:`best_depth2_all`)."""
+    value, n_eval = float(out[0]), int(out[6])
+    if out[1] < 0:
+        return value, None, n_eval
+    left = None if out[3] < 0 else (int(out[3]), float(out[4]))
+    right = None if out[5] < 0 else (int(out[5]), float(tR))
+    return value, (int(out[1]), float(out[2]), left, right), n_eval
+
+
 def best_depth2_all(X, y, n_classes, cost=0.0, orders=None, upper_bound=np.inf):
     """Optimal depth-<=2 threshold tree over every midpoint: ``min Err + cost * (internal nodes)``.
 
@@ -505,10 +515,28 @@ def best_depth2_all(X, y, n_classes, cost=0.0, orders=None, upper_bound=np.inf):
     if orders is None:
         orders = np.argsort(X, axis=0, kind="stable").T
     orders = np.ascontiguousarray(orders, dtype=np.int64)
-    out, tR = _depth2(X, y, int(n_classes), orders, float(cost), float(upper_bound))
-    value, n_eval = float(out[0]), int(out[6])
-    if out[1] < 0:
-        return value, None, n_eval
-    left = None if out[3] < 0 else (int(out[3]), float(out[4]))
-    right = None if out[5] < 0 else (int(out[5]), float(tR))
-    return value, (int(out[1]), float(out[2]), left, right), n_eval
+    return _tree_of(*_depth2(X, y, int(n_classes), orders, float(cost), float(upper_bound)))
+
+
+@njit(cache=True)
+def _depth2_rows(X, y, orders, keep, C, cost, ub):
+    k = 0
+    for r in range(keep.size):
+        k += keep[r]
+    p = X.shape[1]
+    Xs = np.empty((k, p))
+    ys = np.empty(k, dtype=np.int64)
+    i = 0
+    for r in range(keep.size):
+        if keep[r]:
+            Xs[i] = X[r]
+            ys[i] = y[r]
+            i += 1
+    return _depth2(Xs, ys, C, _sub_orders(orders, keep), cost, ub)
+
+
+def best_depth2_rows(X, y, orders, keep, n_classes, cost=0.0, upper_bound=np.inf):
+    """:func:`best_depth2_all` on the rows ``keep`` (a boolean mask) of ``X``, ``y``, whose per-feature
+    argsort ``orders`` (``p x n``, int64) is known: the rows and their orders are taken in compiled code.
+    ``X`` is float64 and ``y`` int64, as a search holds them."""
+    return _tree_of(*_depth2_rows(X, y, orders, keep, int(n_classes), float(cost), float(upper_bound)))

@@ -16,7 +16,7 @@ from ..candidates import (
     best_shape_1d,
     errors_of_counts,
 )
-from ..depth2 import best_depth2_all, sub_orders
+from ..depth2 import best_depth2_all, best_depth2_rows
 from .queue import EPS, INF, ActionQueue, SimilarityQueue
 from .states import DataState, ShapeState
 
@@ -42,11 +42,14 @@ class DataNodes:
                               np.ascontiguousarray(np.argsort(Xo, axis=0, kind="stable").T))
         return node.presorted
 
-    def _make_data(self, samples, depth, level, estimate=None, presorted=None):
+    def _make_data(self, samples, depth, level, estimate=None, presorted=None, counts=None):
+        """The data state of ``samples`` at ``depth`` (``counts``: their class counts, when known)."""
         self.n_created += 1
-        counts = np.bincount(self.y[samples], minlength=self.n_classes)
-        err = float(samples.size - counts.max())
-        node = DataState(samples, depth, level, err, int(np.argmax(counts)))
+        if counts is None:
+            counts = np.bincount(self.y[samples], minlength=self.n_classes)
+        label = int(counts.argmax())
+        err = float(samples.size - counts[label])
+        node = DataState(samples, depth, level, err, label)
         if depth == 0 or samples.size < 2 or err <= self.split_cost + EPS:
             # depth exhausted, or Corollary 1: Err(D_s) <= lam + alpha closes the state as a leaf
             node.lower = node.upper = node.estimate = err
@@ -129,13 +132,11 @@ class DataNodes:
         if hit is not None:
             self.depth2_cache.move_to_end(node.key)
             return hit
-        samples = node.samples
         if presorted is None:
-            Xs, ys, orders = self.X[samples], self.y[samples], None
+            samples = node.samples
+            v, tree, _ = best_depth2_all(self.X[samples], self.y[samples], self.n_classes, self.split_cost)
         else:
-            Xo, yo, order_o, keep = presorted
-            Xs, ys, orders = Xo[keep], yo[keep], sub_orders(order_o, keep)
-        v, tree, _ = best_depth2_all(Xs, ys, self.n_classes, self.split_cost, orders)
+            v, tree, _ = best_depth2_rows(*presorted, self.n_classes, self.split_cost)
         if self.cache_size > 0:
             self.depth2_cache[node.key] = (v, tree)
             if len(self.depth2_cache) > DEPTH2_CACHE_FACTOR * self.cache_size:

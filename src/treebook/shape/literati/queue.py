@@ -139,7 +139,12 @@ class SimilarityQueue:
             self.bounds[j] = cost + L + R
             self._best[j] = None
         self._stale.clear()
-        self.min_bound = min((self._pending_best(j)[0] for j in range(len(self.n_left))), default=INF)
+        least = INF
+        for j in range(len(self.n_left)):
+            q = self._pending_best(j)[0]
+            if q < least:
+                least = q
+        self.min_bound = least
         for a in actions:  # a materialised action is bounded by what its neighbours propagate to it too
             if a.left is None and not a.solved:
                 a.lower = min(max(a.lower, self.bounds[a.feature][a.breakpoints[0]] - cost), a.upper)

@@ -40,8 +40,10 @@ class ShapeNodes:
             if (child_depth == 1 and self.candidates == "all") or (child_depth == 2 and self.similarity):
                 sorted_ = self._presorted(owner)
                 pL, pR = sorted_ + (~right,), sorted_ + (right,)
-            s.left = self._make_data(samples[~right], child_depth, owner.level + 1, presorted=pL)
-            s.right = self._make_data(samples[right], child_depth, owner.level + 1, presorted=pR)
+            s.left = self._make_data(samples[~right], child_depth, owner.level + 1, presorted=pL,
+                                     counts=counts_left)
+            s.right = self._make_data(samples[right], child_depth, owner.level + 1, presorted=pR,
+                                      counts=counts_right)
             s.estimate_left, s.estimate_right = s.left.upper, s.right.upper
             s.upper = s.left.upper + s.right.upper
             s.lower = min(self.alpha if refinable else INF, s.upper)
@@ -77,8 +79,10 @@ class ShapeNodes:
         right = self._right_mask(owner, s.feature, s.breakpoints)
         samples = owner.samples
         if s.left is None:
-            s.left = self._make_data(samples[~right], child_depth, owner.level + 1, s.estimate_left)
-            s.right = self._make_data(samples[right], child_depth, owner.level + 1, s.estimate_right)
+            s.left = self._make_data(samples[~right], child_depth, owner.level + 1, s.estimate_left,
+                                     counts=s.counts_left)
+            s.right = self._make_data(samples[right], child_depth, owner.level + 1, s.estimate_right,
+                                      counts=s.counts_right)
         s.expanded = True
         t = owner.candidates[s.feature]
         last = s.breakpoints[-1]
