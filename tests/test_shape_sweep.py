@@ -13,7 +13,7 @@ import pytest
 from treebook.datasets.shape_trees import FOLD_SEEDS
 from treebook.notebooks import project_root
 from treebook.shape.experiments import load_train_sweep, training_benchmark
-from treebook.sweep import read_runs
+from treebook.sweep import load_grid, read_runs
 
 SWEEP = project_root() / "results" / "sweeps" / "03-train"
 
@@ -100,3 +100,22 @@ def test_a_committed_point_of_the_proof_sweep_reproduces():
     (r,) = df.to_dict(orient="records")
     assert (r["errors"], r["n"], bool(r["proved"]), r["n_expanded"]) == (
         stored["errors"], stored["n"], bool(stored["proved"]), stored["n_expanded"])
+
+
+def test_the_proof_retry_grid_holds_the_first_pass_unproved_points():
+    """The proof rate's second pass runs exactly the points of every finished depth of the first pass that
+    were not proved, Literati K=3 alone at a larger budget (the chapter counts a point proved when either
+    run proves it)."""
+    root = project_root()
+    proof = load_grid(root / "notebooks" / "sweeps" / "03-proof.yml")["grid"]
+    retry = load_grid(root / "notebooks" / "sweeps" / "03-proof-retry.yml")["points"]
+    per_depth = len(proof["dataset"]) * len(proof["fold"])
+    runs = [r for r in read_runs(root / "results" / "sweeps" / "03-proof", "sweeps/03-train-point")
+            if r.record is not None]
+    finished = {D: sum(r.params["depth"] == D for r in runs) for D in proof["depth"]}
+    unproved = sorted((r.params["depth"], r.params["dataset"], r.params["fold"]) for r in runs
+                      if finished[r.params["depth"]] == per_depth and not r.record["results"]["rows"][0]["proved"])
+    assert unproved, "no finished depth of the first pass has an unproved point"
+    assert sorted((q["depth"], q["dataset"], q["fold"]) for q in retry) == unproved
+    for q in retry:
+        assert q["expansions"] > proof["expansions"][0] and q["Ks"] == [3] and q["baselines"] == [] == q["peers"]
