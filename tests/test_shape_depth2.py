@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treebook.shape import LiteratiSearch, exhaustive_optimum
-from treebook.shape.depth2 import best_depth2_all, depth2_gap_bound, sub_orders
+from treebook.shape.depth2 import best_depth2_all, best_depth2_rows, depth2_gap_bound, sub_orders
 from treebook.shape.literati import spec_objective
 
 #: run a search until it proves optimality (tiny instances): no wall-clock limit, so no dependence on load
@@ -103,6 +103,19 @@ def test_two_class_scan_of_every_feature_equals_brute_force_for_any_number_of_la
         v, tree, _ = best_depth2_all(X, y, 2, cost)
         assert v == pytest.approx(want, abs=1e-9), p
         assert _value_of(tree, X, y, 2, cost) == pytest.approx(v, abs=1e-9)
+
+
+def test_depth2_on_a_subset_of_presorted_rows_equals_a_fresh_solve():
+    """best_depth2_rows (the rows of a mask, taken with their orders in compiled code) solves the same problem
+    as best_depth2_all on those rows."""
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        X, y, C = _data(rng, n_lo=4, n_hi=40)
+        keep = rng.random(y.size) < 0.6
+        orders = np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T)
+        cost = float(rng.choice([0.0, 1.0]))
+        assert best_depth2_rows(X, y.astype(np.int64), orders, keep, C, cost) == best_depth2_all(
+            X[keep], y[keep], C, cost)
 
 
 def test_depth2_upper_bound_only_looks_for_better_trees():
