@@ -71,6 +71,16 @@ def test_the_grid_file_holds_the_paper_profiles_fits():
     assert len({point_id(q) for q in points}) == len(points)
 
 
+def test_the_long_compression_grid_is_the_paper_profiles_path_at_a_larger_budget():
+    short = [q for q in load_grid(ROOT / "notebooks" / "sweeps" / "03-experiments.yml")["points"]
+             if q["experiment"] == "compression"]
+    long = load_grid(ROOT / "notebooks" / "sweeps" / "03-compression-long.yml")["points"]
+    assert len(long) == len(short) == 14 and all(q["expansions"] == 300_000 for q in long)
+    key = sorted(json.dumps({**q, "expansions": 0}, sort_keys=True) for q in short)
+    assert sorted(json.dumps({**q, "expansions": 0}, sort_keys=True) for q in long) == key
+    assert [q["lam"] for q in long[:2]] == [0.0, 0.0]  # the fits the row turns on come first
+
+
 def test_a_fit_is_the_same_twice_and_within_its_budget():
     a = fit_point("ablation", "raisin", 3, 25, K=3, heuristic="admissible", and_rule="worst_primal", warm_start=0.0)
     b = fit_point("ablation", "raisin", 3, 25, K=3, heuristic="admissible", and_rule="worst_primal", warm_start=0.0)
