@@ -22,6 +22,9 @@ def test_notebook_nominal(tmp_path):
     # Tables 1-2 are compared with the authors' PCext; Coppersmith's is kept beside it
     assert set(r["mean_abs_diff_pcext_k3"]) == {"authors' PCext (count rows)", "Coppersmith's PCext"}
     assert any("pcext_counts" in key for key in r["wins"]) and r["wins_coppersmith_pcext"]
-    # Table 4 ran under the authors' tree rules, with their PCext
+    # Table 4 ran under the authors' tree rules, with their PCext and SLIQext; SLIQext as published beside them
     assert r["tree_rules"]["prepruning"] == "chi2" and "pcext_counts" in r["cv_splitters"]
+    assert {"sliqext_authors", "sliqext"} <= set(r["cv_splitters"])
+    assert any(q.startswith("Table 4: lca vs sliqext_authors") for q in quantities)
+    assert not any(q.startswith("Table 4: lca vs sliqext ") for q in quantities)  # no paper value for ours
     assert res["slices"] and res["slices"][0]["function"].endswith(":win_cell")

@@ -272,6 +272,53 @@ def _sliqext(V, crit, tab):
 
 
 @njit(cache=True)
+def _sliqext_rounds(V, crit, tab):
+    """SLIQext as the authors' tree code runs it: rounds of cumulative moves in row order.
+
+    A round walks the values still on the left in row order, moving each to the right *without putting the
+    previous ones back*, and keeps the running partition with the lowest impurity (the first of equals); its
+    moves stand, and the next round starts from there, until one value is left. The best partition seen is
+    returned (the first of equals). The running partition with every value right ends each of the authors'
+    rounds; it is not a split, and by concavity no proper partition has a larger impurity, so it is not
+    evaluated here (it could only win a round by a rounding error)."""
+    n, k = V.shape
+    tot = _totals(V)[0]
+    left = tot.copy()
+    cur = np.empty(k)
+    inleft = np.ones(n, dtype=np.bool_)
+    n_left = n
+    best = np.inf
+    best_mask = inleft.copy()
+    while n_left > 1:
+        for c in range(k):
+            cur[c] = left[c]
+        round_best = np.inf
+        stop = -1
+        seen = 0
+        for i in range(n):
+            if inleft[i]:
+                seen += 1
+                if seen == n_left:  # the last move would leave the left side empty
+                    break
+                for c in range(k):
+                    cur[c] -= V[i, c]
+                val = _imp_pair(cur, tot, k, crit, tab)
+                if val < round_best:
+                    round_best = val
+                    stop = i
+        for i in range(stop + 1):
+            if inleft[i]:
+                inleft[i] = False
+                n_left -= 1
+                for c in range(k):
+                    left[c] -= V[i, c]
+        if round_best < best:
+            best = round_best
+            best_mask = inleft.copy()
+    return best_mask
+
+
+@njit(cache=True)
 def _group_rows(P, sorted_rows, rtol, atol):
     """Group ids of the rows of ``P`` visited in the order ``sorted_rows``: a row joins the current group when it
     is close to the group's first row (``|lead - row| <= atol + rtol |row|`` in every column, the test of

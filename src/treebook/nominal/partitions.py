@@ -42,6 +42,7 @@ from treebook.nominal.kernels import (
     _mask_impurity,
     _scan,
     _sliqext,
+    _sliqext_rounds,
     _sweep_bd,
     _sweep_directions,
 )
@@ -55,6 +56,7 @@ METHODS = (
     "pcext",
     "pcext_counts",
     "sliqext",
+    "sliqext_authors",
     "twoing",
     "balanced",
     "one_vs_rest",
@@ -382,9 +384,9 @@ def _solve_clean(W, method, crit, u=None):
         return _pcext(W, crit)
     if method == "pcext_counts":
         return _pcext_counts(W, crit)
-    if method == "sliqext":
+    if method in ("sliqext", "sliqext_authors"):
         c2, tab = entropy_table(W, crit, 1.0 * n * n * k)
-        return _sliqext(W, c2, tab)
+        return (_sliqext if method == "sliqext" else _sliqext_rounds)(W, c2, tab)
     if method == "exhaustive":
         return _exhaustive(W, crit)
     if method == "breiman":
@@ -399,8 +401,9 @@ def candidate_count(method: str, n: int, k: int) -> int:
     the ``B_d`` sweeps evaluate ``n - 1`` prefixes per direction (HcC and Twoing ``2**(k-1) - 1`` directions,
     one-vs-rest ``k``, LCA and the balanced direction one); PCext ``n - 1`` prefixes and ``n - 1`` swaps (the
     authors' variant the same over its merged values, at most ``n``); SLIQext ``n + (n-1) + ... + 2`` single
-    moves; the exhaustive search every one of the ``2**(n-1) - 1`` partitions. The sorts (one per direction)
-    are not counted.
+    moves (the authors' rounds, ``"sliqext_authors"``, at most ``(n-1) + (n-2) + ... + 1``: a round of ``m``
+    values evaluates the ``m - 1`` running partitions that keep a value left, and moves at least one); the exhaustive search every one of the ``2**(n-1) - 1`` partitions. The sorts
+    (one per direction) are not counted.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -417,6 +420,8 @@ def candidate_count(method: str, n: int, k: int) -> int:
         return 2 * (n - 1)
     if method == "sliqext":
         return n * (n + 1) // 2 - 1
+    if method == "sliqext_authors":
+        return n * (n - 1) // 2
     return 2 ** (n - 1) - 1  # exhaustive
 
 
@@ -435,7 +440,9 @@ def best_partition(V, method: str = "hcc", impurity: str = "gini") -> Partition:
         partition with the largest decrease of the collapsed 2-class impurity, Breiman et al. 1984),
         ``"pcext"`` and ``"sliqext"`` (Coppersmith, Hong & Hosking 1999), ``"pcext_counts"`` (PCext as the
         authors' experiment code runs it: values ranked by the principal direction times their count rows,
-        identical class distributions merged; see :func:`_pcext_counts`), ``"exhaustive"`` (all
+        identical class distributions merged; see :func:`_pcext_counts`), ``"sliqext_authors"`` (SLIQext as the
+        authors' tree code runs it: rounds that move the values left in row order cumulatively, keep the best
+        running prefix and go on from it; see :func:`treebook.nominal.kernels._sliqext_rounds`), ``"exhaustive"`` (all
         ``2**(n-1) - 1`` partitions, exact) or ``"breiman"`` (exact for ``k = 2``, Theorem 2.4).
     impurity : ``"gini"`` or ``"entropy"``
 

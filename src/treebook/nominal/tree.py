@@ -159,9 +159,10 @@ class NominalTreeClassifier(ClassifierMixin, BaseTree):
     ----------
     splitter : str
         Partition procedure for nominal attributes: ``"hcc"`` (Hypercube Cover, Theorem 3.5), ``"lca"``
-        (Largest Class Alone, Theorems 4.2/4.5), ``"pcext"``, ``"sliqext"``, ``"twoing"``, ``"balanced"``
-        (Theorem 4.4), ``"one_vs_rest"`` or ``"exhaustive"`` (exact; at most
-        ``MAX_EXHAUSTIVE_VALUES`` categories per attribute).
+        (Largest Class Alone, Theorems 4.2/4.5), ``"pcext"``, ``"sliqext"``, ``"pcext_counts"`` and
+        ``"sliqext_authors"`` (PCext and SLIQext as the authors' code runs them; the rounds of the latter walk
+        the categories in code order), ``"twoing"``, ``"balanced"`` (Theorem 4.4), ``"one_vs_rest"`` or
+        ``"exhaustive"`` (exact; at most ``MAX_EXHAUSTIVE_VALUES`` categories per attribute).
     criterion : {"gini", "entropy"}
     max_depth, min_samples_split, min_samples_leaf, min_impurity_decrease
         As in :class:`treebook.tree.CARTClassifier`.
