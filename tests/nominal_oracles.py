@@ -1,10 +1,20 @@
-"""Oracles shared by the nominal-partition tests: random tables and the exhaustive optimum by itertools."""
+"""Oracles shared by the nominal-partition tests: random tables (numpy and hypothesis) and the exhaustive optimum by
+itertools."""
 
 import itertools
 
 import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from treebook.nominal import partition_impurity
+
+#: hypothesis tables: 2-8 values x 2-5 classes, counts 0..12, not all zero (empty rows and columns allowed)
+tables = arrays(
+    np.int64,
+    st.tuples(st.integers(2, 8), st.integers(2, 5)),
+    elements=st.integers(0, 12),
+).filter(lambda V: V.sum() > 0)
 
 
 def random_tables(rng, count, n_range=(2, 9), k_range=(2, 5), high=8):

@@ -5,19 +5,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
-from nominal_oracles import brute_force_opt, random_tables
+from nominal_oracles import brute_force_opt, random_tables, tables
 
 from treebook.nominal import METHODS, best_partition, candidate_count, partition_impurity
 from treebook.nominal.tree import NominalTreeClassifier
 
 RTOL = 1e-9
-
-tables = arrays(
-    np.int64,
-    st.tuples(st.integers(2, 8), st.integers(2, 5)),
-    elements=st.integers(0, 12),
-).filter(lambda V: V.sum() > 0)
 
 
 def rounds_oracle(V, impurity):
