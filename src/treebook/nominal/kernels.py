@@ -306,6 +306,8 @@ def _sliqext_rounds(V, crit, tab):
                 if val < round_best:
                     round_best = val
                     stop = i
+        if stop < 0:  # no finite impurity (cannot happen on a validated table): stop rather than loop
+            break
         for i in range(stop + 1):
             if inleft[i]:
                 inleft[i] = False

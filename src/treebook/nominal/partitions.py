@@ -402,8 +402,9 @@ def candidate_count(method: str, n: int, k: int) -> int:
     one-vs-rest ``k``, LCA and the balanced direction one); PCext ``n - 1`` prefixes and ``n - 1`` swaps (the
     authors' variant the same over its merged values, at most ``n``); SLIQext ``n + (n-1) + ... + 2`` single
     moves (the authors' rounds, ``"sliqext_authors"``, at most ``(n-1) + (n-2) + ... + 1``: a round of ``m``
-    values evaluates the ``m - 1`` running partitions that keep a value left, and moves at least one); the exhaustive search every one of the ``2**(n-1) - 1`` partitions. The sorts
-    (one per direction) are not counted.
+    values evaluates the ``m - 1`` running partitions that keep a value left, and moves at least one); the
+    exhaustive search every one of the ``2**(n-1) - 1`` partitions. The sorts (one per direction) are not
+    counted.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -442,8 +443,9 @@ def best_partition(V, method: str = "hcc", impurity: str = "gini") -> Partition:
         authors' experiment code runs it: values ranked by the principal direction times their count rows,
         identical class distributions merged; see :func:`_pcext_counts`), ``"sliqext_authors"`` (SLIQext as the
         authors' tree code runs it: rounds that move the values left in row order cumulatively, keep the best
-        running prefix and go on from it; see :func:`treebook.nominal.kernels._sliqext_rounds`), ``"exhaustive"`` (all
-        ``2**(n-1) - 1`` partitions, exact) or ``"breiman"`` (exact for ``k = 2``, Theorem 2.4).
+        running prefix and go on from it; see :func:`treebook.nominal.kernels._sliqext_rounds`),
+        ``"exhaustive"`` (all ``2**(n-1) - 1`` partitions, exact) or ``"breiman"`` (exact for ``k = 2``,
+        Theorem 2.4).
     impurity : ``"gini"`` or ``"entropy"``
 
     Returns
