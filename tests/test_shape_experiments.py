@@ -71,14 +71,27 @@ def test_the_grid_file_holds_the_paper_profiles_fits():
     assert len({point_id(q) for q in points}) == len(points)
 
 
-def test_the_long_compression_grid_is_the_paper_profiles_path_at_a_larger_budget():
+def _long_grid(experiment, name):
     short = [q for q in load_grid(ROOT / "notebooks" / "sweeps" / "03-experiments.yml")["points"]
-             if q["experiment"] == "compression"]
-    long = load_grid(ROOT / "notebooks" / "sweeps" / "03-compression-long.yml")["points"]
-    assert len(long) == len(short) == 14 and all(q["expansions"] == 300_000 for q in long)
+             if q["experiment"] == experiment]
+    long = load_grid(ROOT / "notebooks" / "sweeps" / name)["points"]
+    assert all(q["expansions"] == 300_000 for q in long)
     key = sorted(json.dumps({**q, "expansions": 0}, sort_keys=True) for q in short)
     assert sorted(json.dumps({**q, "expansions": 0}, sort_keys=True) for q in long) == key
+    return short, long
+
+
+def test_the_long_compression_grid_is_the_paper_profiles_path_at_a_larger_budget():
+    short, long = _long_grid("compression", "03-compression-long.yml")
+    assert len(long) == len(short) == 14
     assert [q["lam"] for q in long[:2]] == [0.0, 0.0]  # the fits the row turns on come first
+
+
+def test_the_long_ablation_grid_is_the_paper_profiles_ablation_at_a_larger_budget():
+    short, long = _long_grid("ablation", "03-ablation-long.yml")
+    assert len(long) == len(short) == 28
+    # every data set's seven variants together, the two whose rank differs from the paper's first
+    assert [q["dataset"] for q in long] == [name for name in ("page", "rice", "fault", "avila") for _ in range(7)]
 
 
 def test_a_fit_is_the_same_twice_and_within_its_budget():
