@@ -121,6 +121,37 @@ def test_the_paper_grid_file_is_the_documented_search():
     assert "treebook sweep notebooks/sweeps/03-search-point.ipynb" in text and "read_search" in text
 
 
+def test_the_second_grid_file_completes_the_search_of_200():
+    """03-search.yml and 03-search-more.yml are the two parts of the paper's search of 200 configurations."""
+    sweeps = project_root() / "notebooks" / "sweeps"
+    first, second = (expand_grid(load_grid(sweeps / name)) for name in ("03-search.yml", "03-search-more.yml"))
+    expansions = first[0]["max_expansions"]
+    assert first + second == expand_grid(search_grid(list(SHAPE_DATASETS), FOLD_SEEDS, 200, METHODS, expansions,
+                                                     seed=0, split=(100,)))
+    assert {(p["n_configs"], p["first_config"]) for p in second} == {(200, 100)}
+    assert "--grid notebooks/sweeps/03-search-more.yml" in (sweeps / "03-search-more.yml").read_text()
+
+
+@pytest.mark.parametrize("split, match", [((0,), "split must be"), ((5,), "split must be"), ((3, 2), "split must"),
+                                          ((2, 2), "split must be")])
+def test_bad_splits_are_named_errors(split, match):
+    with pytest.raises(ValueError, match=match):
+        search_grid(["raisin"], [42], 5, split=split)
+
+
+def test_a_search_in_parts_fits_the_same_configurations_as_one_search():
+    whole = search_fold("raisin", 42, "Literati", 3, max_expansions=5)
+    parts = (search_fold("raisin", 42, "Literati", 2, max_expansions=5)
+             + search_fold("raisin", 42, "Literati", 3, first_config=2, max_expansions=5))
+    drop = ("fit_time",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in parts] == [
+        {k: v for k, v in r.items() if k not in drop} for r in whole]
+    assert [r["config_index"] for r in whole] == [0, 1, 2]
+    for bad in (-1, 3):
+        with pytest.raises(ValueError, match="first_config must be in"):
+            search_fold("raisin", 42, "CART", 3, first_config=bad)
+
+
 def test_the_chapters_paper_profile_reads_the_committed_search():
     """The paper profile's search is the grid file's, so that the record reuses the sweep's finished points."""
     import yaml
@@ -223,3 +254,16 @@ def test_random_search_end_to_end_on_a_local_cluster(tmp_path):
     part, part_sel = random_search(["raisin"], [42], 2, ("CART",), 5, tmp_path / "out", workers=1, progress=False)
     assert set(part.method) == {"CART"} and part.equals(table[table.method == "CART"].reset_index(drop=True))
     assert list(part_sel.method) == ["CART"]
+    # a larger search in two parts runs only its second part: the first is the finished search of 2
+    more, more_sel = random_search(["raisin"], [42], 3, METHODS, 5, tmp_path / "out", workers=1, progress=False,
+                                   split=(2,))
+    assert len(list((tmp_path / "out" / "runs").glob("*/notebook.ipynb"))) == 6
+    assert len(more) == 9 and list(more.config_index) == [0, 1, 2] * 3
+    first = more[more.config_index < 2].drop(columns=["n_configs", "first_config"]).reset_index(drop=True)
+    mine = table.sort_values(["dataset", "fold_seed", "method", "config_index"]).reset_index(drop=True)
+    assert first.equals(mine.drop(columns=["n_configs", "first_config"]))
+    third = {m: search_fold("raisin", 42, m, 3, first_config=2, max_expansions=5)[0] for m in METHODS}
+    for _, r in more[more.config_index == 2].iterrows():
+        assert (r.val_acc, r.test_acc, r.n_leaves) == tuple(third[r.method][k] for k in ("val_acc", "test_acc",
+                                                                                          "n_leaves"))
+    assert len(more_sel) == 3 and (more_sel.val_acc >= sel.set_index("method").loc[more_sel.method].val_acc.values).all()

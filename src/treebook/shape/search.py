@@ -132,24 +132,32 @@ def search_configs(method: str, n_configs: int = 200, seed: int = 0) -> list[dic
 
 
 def search_fold(dataset: str, fold_seed: int, method: str, n_configs: int = 200, seed: int = 0, *,
-                max_expansions: int | None = None, time_limit: float | None = None, candidates: str = "cart",
-                progress: bool = False) -> list[dict]:
-    """Fit every configuration of :func:`search_configs` on one fold: one row per configuration, its
-    parameters beside :func:`evaluate_config`'s result. Literati runs under ``max_expansions`` expanded states
-    and/or ``time_limit`` seconds per configuration (one of them is required)."""
+                first_config: int = 0, max_expansions: int | None = None, time_limit: float | None = None,
+                candidates: str = "cart", progress: bool = False) -> list[dict]:
+    """Fit the configurations ``first_config, ..., n_configs - 1`` of :func:`search_configs` on one fold:
+    one row per configuration, its position in the draw (``config_index``) and parameters beside
+    :func:`evaluate_config`'s result. Literati runs under ``max_expansions`` expanded states and/or
+    ``time_limit`` seconds per configuration (one of them is required).
+
+    The first ``m`` configurations of a draw of ``n >= m`` are the draw of ``m``, so a search can be split
+    into parts (``first_config`` 0 to 100, then 100 to 200) whose rows together are the whole search."""
     if method == "Literati" and max_expansions is None and time_limit is None:
         raise ValueError("Literati's search needs a budget: max_expansions or time_limit")
+    if not 0 <= int(first_config) < int(n_configs):
+        raise ValueError(f"first_config must be in [0, n_configs = {n_configs}); got {first_config!r}")
     configs = search_configs(method, n_configs, seed)
+    first = int(first_config)
+    indexed = list(enumerate(configs))[first:]
     if progress:
         from tqdm.auto import tqdm
 
-        configs = tqdm(configs, desc=f"{dataset} {fold_seed} {method}")
+        indexed = tqdm(indexed, desc=f"{dataset} {fold_seed} {method}")
     rows = []
-    for config in configs:
+    for i, config in indexed:
         params = {k: v for k, v in config.items() if k != "method"}
         budget = {"max_expansions": max_expansions, "time_limit": time_limit, "candidates": candidates} \
             if method == "Literati" else {}
-        rows.append({"dataset": dataset, "fold_seed": int(fold_seed), **config,
+        rows.append({"dataset": dataset, "fold_seed": int(fold_seed), "config_index": i, **config,
                      **evaluate_config(dataset, fold_seed, method, **params, **budget)})
     return rows
 
@@ -157,13 +165,16 @@ def search_fold(dataset: str, fold_seed: int, method: str, n_configs: int = 200,
 def read_search(folder) -> pd.DataFrame:
     """The rows of every finished point of a search sweep in ``folder`` (run folders of
     :data:`POINT_NOTEBOOK`), with ``status`` ``"ok"``, and the point's parameters (``n_configs``,
-    ``config_seed``, ``max_expansions``) beside them."""
+    ``config_seed``, ``max_expansions``, ``first_config``) beside them. ``config_index`` is a row's position
+    in its method's draw (records written before rows carried it are in draw order from ``first_config``)."""
     rows = []
     for run in read_runs(folder, POINT_NOTEBOOK):
         if run.record is None:
             continue
         extra = {k: run.params[k] for k in ("n_configs", "config_seed", "max_expansions")}
-        rows += [{**row, **extra, "status": "ok"} for row in run.record["results"]["rows"]]
+        first = int(run.params.get("first_config", 0))
+        rows += [{"config_index": first + i, **row, **extra, "first_config": first, "status": "ok"}
+                 for i, row in enumerate(run.record["results"]["rows"])]
     return pd.DataFrame(rows)
 
 
@@ -197,26 +208,41 @@ def summarize_selection(selection: pd.DataFrame) -> pd.DataFrame:
 
 
 def search_grid(datasets, fold_seeds, n_configs: int = 200, methods=METHODS, max_expansions: int = 60,
-                seed: int = 0) -> dict:
-    """The sweep grid of a random search: data sets x fold seeds x methods, each point one search."""
+                seed: int = 0, split=()) -> dict:
+    """The sweep grid of a random search: data sets x fold seeds x methods, each point one search.
+
+    ``split``: the configuration counts at which the search is cut into parts (e.g. ``(100,)`` for 200
+    configurations: 0-99, then 100-199), each its own point per data set, fold and method. The first part is
+    the point of a search of that many configurations (the same parameters, so the same point id), and a
+    later part adds ``first_config``; with no split, one part."""
     unknown = [m for m in methods if m not in METHODS] + [d for d in datasets if d not in SHAPE_DATASETS]
     if unknown:
         raise ValueError(f"unknown method or data set {unknown}; methods: {list(METHODS)}, "
                          f"data sets: {sorted(SHAPE_DATASETS)}")
-    return {"grid": {"dataset": list(datasets), "fold_seed": [int(s) for s in fold_seeds], "method": list(methods),
-                     "n_configs": [int(n_configs)], "config_seed": [int(seed)],
-                     "max_expansions": [int(max_expansions)]}}
+    cuts = [int(c) for c in split]
+    if any(not 0 < c < int(n_configs) for c in cuts) or cuts != sorted(set(cuts)):
+        raise ValueError(f"split must be increasing counts between 0 and n_configs = {n_configs}; got {split!r}")
+    common = {"dataset": list(datasets), "fold_seed": [int(s) for s in fold_seeds], "method": list(methods)}
+    ends = [*cuts, int(n_configs)]
+    parts = [{"grid": {**common, "n_configs": [end], "config_seed": [int(seed)],
+                       "max_expansions": [int(max_expansions)], **({"first_config": [start]} if start else {})}}
+             for start, end in zip([0, *cuts], ends)]
+    if len(parts) == 1:
+        return parts[0]
+    return {"points": [p for part in parts for p in expand_grid(part)]}
 
 
 def random_search(datasets, fold_seeds, n_configs, methods, max_expansions, out, workers=2, seed=0,
-                  scheduler=None, progress=True) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  scheduler=None, progress=True, split=()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the random search as a sweep of the point notebook; return ``(table, selection)``.
 
-    ``table`` has one row per configuration of this search's points (:func:`read_search`, less the other
-    points ``out`` may hold; the sweep's own table, one row per point, is written under ``out``), ``selection`` the configuration kept per data set, fold and method
-    (:func:`select_on_validation`). Rerunning with the same ``out`` skips the finished points.
+    ``table`` has one row per configuration of this search (:func:`read_search` of ``out``, less the other
+    configurations it may hold; the sweep's own table, one row per point, is written under ``out``),
+    ``selection`` the configuration kept per data set, fold and method (:func:`select_on_validation`).
+    Rerunning with the same ``out`` skips the finished points; ``split`` runs the search in parts (see
+    :func:`search_grid`), so that a search of 200 configurations reuses the finished points of one of 100.
     """
-    grid = search_grid(datasets, fold_seeds, n_configs, methods, max_expansions, seed)
+    grid = search_grid(datasets, fold_seeds, n_configs, methods, max_expansions, seed, split)
     points = run_sweep(POINT_NOTEBOOK, grid, out, scheduler=scheduler, workers=workers, progress=progress)
     failed = points[points.status != "ok"]
     if len(failed):
@@ -224,7 +250,14 @@ def random_search(datasets, fold_seeds, n_configs, methods, max_expansions, out,
     table = read_search(out)
     if len(table):  # the folder may hold other points too (a larger sweep): keep this search's
         table = table[table.dataset.isin(list(datasets)) & table.fold_seed.isin([int(f) for f in fold_seeds])
-                      & table.method.isin(list(methods)) & (table.n_configs == int(n_configs))
+                      & table.method.isin(list(methods)) & (table.config_index < int(n_configs))
                       & (table.config_seed == int(seed)) & (table.max_expansions == int(max_expansions))]
+        # a configuration run by two points (a larger search's first part and this one) counts once
+        table = table.drop_duplicates([*_KEYS, "config_index"]).sort_values([*_KEYS, "config_index"], kind="stable")
         table = table.reset_index(drop=True)
+        counts = table.groupby(_KEYS).size()
+        want = {m: len(search_configs(m, n_configs, seed)) for m in methods}
+        short = [key for key, c in counts.items() if c != want[key[2]]]
+        if short or len(counts) != len(datasets) * len(fold_seeds) * len(methods):
+            raise RuntimeError(f"the search in {out} lacks configurations, e.g. of {short[:1] or 'a point'}")
     return table, select_on_validation(table)
