@@ -153,6 +153,9 @@ def test_fits_are_read_in_the_order_asked_and_a_missing_one_is_named(tmp_path):
     assert (df.point_seconds == 1.5).all()
     with pytest.raises(ValueError, match="1 of the 14 fits have not finished"):
         read_experiments(_fake(tmp_path / "b", points[1:]), points)
+    part = read_experiments(tmp_path / "b", points, partial=True)  # the finished ones, in the order asked
+    assert list(zip(part.experiment, part.K)) == [(p["experiment"], p["K"]) for p in points[1:]]
+    assert read_experiments(tmp_path / "nothing", points, partial=True).empty
 
 
 def test_the_book_grid_files_hold_the_book_defaults_points_and_every_one_is_committed():

@@ -358,10 +358,11 @@ def experiment_points(*, seed: int = 42, candidates: str = "cart", anytime_datas
     return pts
 
 
-def read_experiments(folder, points=None) -> pd.DataFrame:
+def read_experiments(folder, points=None, partial: bool = False) -> pd.DataFrame:
     """The finished fits of a sweep of :data:`POINT_NOTEBOOK` in ``folder``: one row per point, its
     parameters beside :func:`fit_point`'s result and the point's wall time (``point_seconds``). With
-    ``points``, only those points, in their order, and every one of them must have finished."""
+    ``points``, only those points, in their order, and every one of them must have finished (with
+    ``partial``, those of them that have, in their order)."""
 
     found = {}
     for run in read_runs(folder, POINT_NOTEBOOK):
@@ -374,7 +375,9 @@ def read_experiments(folder, points=None) -> pd.DataFrame:
     else:
         keys = [tuple(p[k] for k in _KEYS) for p in points]
         lacking = [dict(zip(_KEYS, k)) for k in keys if k not in found]
-        if lacking:
+        if partial:
+            keys = [k for k in keys if k in found]
+        elif lacking:
             raise ValueError(f"{len(lacking)} of the {len(keys)} fits have not finished in {folder}, "
                              f"e.g. {lacking[0]}")
         rows = [found[k] for k in keys]
