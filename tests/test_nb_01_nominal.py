@@ -28,3 +28,10 @@ def test_notebook_nominal(tmp_path):
     assert any(q.startswith("Table 4: lca vs sliqext_authors") for q in quantities)
     assert not any(q.startswith("Table 4: lca vs sliqext ") for q in quantities)  # no paper value for ours
     assert res["slices"] and res["slices"][0]["function"].endswith(":win_cell")
+    # the tail of PCext-Entropy's excess: the local search starts from the k = 3 table with the largest excess
+    tail = r["excess_tail"]
+    assert tail["tables"] > 0 and 0.0 <= tail["draw_probability_upper95"] <= 1.0
+    largest_k3 = max(c["largest"] for key, c in tail["cells"].items() if "|k=3|" in key)
+    assert tail["climb_excess"] >= largest_k3 - 1e-9
+    pcext = next(row for row in res["scorecard"] if row["quantity"] == "max relative excess % of pcext_counts (entropy)")
+    assert "its tail" in pcext["note"]

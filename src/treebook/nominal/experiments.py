@@ -37,7 +37,12 @@ __all__ = [
     "EXCESS_READINGS",
     "UNION_READINGS",
     "PAPER_METHODS",
+    "TAIL_FROM",
+    "excess_climb",
     "excess_readings",
+    "excess_tail",
+    "load_tail_sweep",
+    "tail_summary",
     "load_excess_sweep",
     "replicate_ranges",
     "random_table",
@@ -315,6 +320,131 @@ def replicate_ranges(replicates: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFr
     out["paper"] = [float(paper.loc[m, imp]) if m in paper.index else np.nan for _, m, imp in out.index]
     out["inside"] = (out["low"] <= out["paper"]) & (out["paper"] <= out["high"])
     return out
+
+
+#: the excess (percent) above which :func:`excess_tail` keeps every table's excess
+TAIL_FROM = 5.0
+
+
+def _excess_of(V, method, others, impurity):
+    """``100 (I(method)/min I(others) - 1)`` on table ``V`` (0 when the best of the others is pure)."""
+    q = min(best_partition(V, o, impurity).impurity for o in others)
+    if q <= 0:
+        return 0.0
+    return 100.0 * (best_partition(V, method, impurity).impurity / q - 1.0)
+
+
+def _check_tail_args(n, k, high, method, others):
+    if int(n) < 2 or int(k) < 2 or int(high) < 1:
+        raise ValueError(f"need n >= 2 values, k >= 2 classes and a largest entry >= 1; got n={n}, k={k}, "
+                         f"high={high}")
+    if method in others or not others:
+        raise ValueError(f"others must be a non-empty set of methods without {method!r}; got {others!r}")
+
+
+def excess_tail(n: int, k: int, n_tables: int, high: int = 2, seed: int = 0, method: str = "pcext_counts",
+                others=("hcc", "sliqext", "lca"), impurity: str = "entropy", block: int = 10_000) -> dict:
+    """The tail of one method's relative excess over the best of ``others`` on ``n_tables`` random tables of
+    one cell (``n`` values, ``k`` classes, entries uniform in ``{0..high}``, all-zero rows and columns
+    redrawn: :func:`random_table`), drawn from ``default_rng([seed, n, k, high])``.
+
+    A maximum over a paper-sized draw is an extreme of this tail; the tail itself says how often a draw of a
+    given size reaches a given excess. Returns a dict: the cell and draw (``n``, ``k``, ``high``, ``seed``,
+    ``n_tables``, ``block``, ``method``, ``impurity``); ``tail``, every excess of at least :data:`TAIL_FROM`
+    percent, sorted (so the number of tables above any larger threshold can be counted later);
+    ``block_maxima``, the largest excess in each consecutive block of ``block`` tables (one paper-sized draw of
+    the cell when ``block`` is the paper's 10,000); ``largest`` and ``largest_table``, the largest excess and
+    its table."""
+    _check_tail_args(n, k, high, method, others)
+    n_tables, block = int(n_tables), int(block)
+    if n_tables < 1 or block < 1 or n_tables % block:
+        raise ValueError(f"n_tables must be a positive multiple of block; got n_tables={n_tables}, block={block}")
+    rng = np.random.default_rng([int(seed), int(n), int(k), int(high)])
+    ex = np.empty(n_tables)
+    best, best_table = -np.inf, None
+    for t in range(n_tables):
+        V = random_table(rng, int(n), int(k), int(high))
+        ex[t] = _excess_of(V, method, others, impurity)
+        if ex[t] > best:
+            best, best_table = float(ex[t]), V
+    return {"n": int(n), "k": int(k), "high": int(high), "seed": int(seed), "n_tables": n_tables, "block": block,
+            "method": method, "impurity": impurity, "others": list(others),
+            "tail": np.sort(ex[ex >= TAIL_FROM]).round(6).tolist(),
+            "block_maxima": ex.reshape(-1, block).max(axis=1).round(6).tolist(),
+            "largest": best, "largest_table": best_table.astype(int).tolist()}
+
+
+def excess_climb(table, steps: int = 5000, high: int = 2, seed: int = 0, method: str = "pcext_counts",
+                 others=("hcc", "sliqext", "lca"), impurity: str = "entropy", temperature: float = 1.0):
+    """A local search for a table of the same cell (shape, entries in ``{0..high}``, no all-zero row or
+    column) on which ``method``'s relative excess over the best of ``others`` is large: simulated annealing
+    from ``table``, each step redrawing one or two entries; a worse table is accepted with probability
+    ``exp(-drop / T)``, ``T`` falling from ``temperature`` by 0.05 % a step to 0.02. It shows which excesses
+    tables of the cell can reach at all, not how often a random table does. Returns ``(excess, table)``, the
+    largest excess met and its table."""
+    V = np.array(table, dtype=float)
+    if V.ndim != 2 or not np.isfinite(V).all() or (V < 0).any() or (V > high).any() or (V != np.round(V)).any():
+        raise ValueError(f"table must be a 2-d array of integers in 0..{high}")
+    n, k = V.shape
+    _check_tail_args(n, k, high, method, others)
+    if (V.sum(axis=1) == 0).any() or (V.sum(axis=0) == 0).any():
+        raise ValueError("table has an all-zero row or column")
+    rng = np.random.default_rng(int(seed))
+    e = _excess_of(V, method, others, impurity)
+    best, best_table, T = e, V.copy(), float(temperature)
+    for _ in range(int(steps)):
+        W = V.copy()
+        for _ in range(int(rng.integers(1, 3))):
+            W[rng.integers(n), rng.integers(k)] = rng.integers(0, high + 1)
+        if (W.sum(axis=1) == 0).any() or (W.sum(axis=0) == 0).any():
+            continue
+        f = _excess_of(W, method, others, impurity)
+        if f >= e or rng.random() < np.exp((f - e) / T):
+            V, e = W, f
+            if e > best:
+                best, best_table = e, V.copy()
+        T = max(0.02, T * 0.9995)
+    return float(best), best_table.astype(int)
+
+
+def load_tail_sweep(folder) -> list[dict]:
+    """The finished points of a ``treebook sweep`` of ``notebooks/sweeps/01-tail-point.ipynb`` in ``folder``:
+    one :func:`excess_tail` dict per point, in run order (unfinished points are left out)."""
+    return [r.record["results"]["tail"] for r in read_runs(folder, "sweeps/01-tail-point") if r.record is not None]
+
+
+def tail_summary(points, threshold: float, block: int = 10_000) -> pd.DataFrame:
+    """Per cell (``n``, ``k``, ``high``) of :func:`excess_tail` dicts ``points`` (different seeds of a cell are
+    pooled; a cell's points must share method, impurity and block): the tables drawn, how many reached
+    ``threshold`` percent, the per-table rate with its 95 % upper bound (exact Poisson; three in the number of
+    tables when none did), the paper-sized draws (blocks of ``block`` tables) and how many of their maxima
+    reached the threshold, and the largest excess. ``threshold`` must be at least :data:`TAIL_FROM`."""
+    if threshold < TAIL_FROM:
+        raise ValueError(f"threshold must be >= {TAIL_FROM} (smaller excesses are not kept); got {threshold}")
+    if not points:
+        raise ValueError("no tail points")
+    rows = {}
+    for p in points:
+        if int(p["block"]) != int(block):
+            raise ValueError(f"a point has blocks of {p['block']} tables, not {block}")
+        key = (p["n"], p["k"], p["high"])
+        r = rows.setdefault(key, {"method": p["method"], "impurity": p["impurity"], "tables": 0, "reached": 0,
+                                  "draws": 0, "draws_reached": 0, "largest": -np.inf, "seeds": set()})
+        if (r["method"], r["impurity"]) != (p["method"], p["impurity"]):
+            raise ValueError(f"cell {key} mixes methods or impurities")
+        if p["seed"] in r["seeds"]:
+            raise ValueError(f"cell {key} has seed {p['seed']} twice")
+        r["seeds"].add(p["seed"])
+        r["tables"] += int(p["n_tables"])
+        r["reached"] += int(np.sum(np.asarray(p["tail"]) >= threshold))
+        r["draws"] += len(p["block_maxima"])
+        r["draws_reached"] += int(np.sum(np.asarray(p["block_maxima"]) >= threshold))
+        r["largest"] = max(r["largest"], float(p["largest"]))
+    out = pd.DataFrame.from_dict(rows, orient="index").drop(columns="seeds")
+    out.index = pd.MultiIndex.from_tuples(out.index, names=["n", "k", "high"])
+    out["rate"] = out["reached"] / out["tables"]
+    out["rate_upper95"] = stats.chi2.ppf(0.95, 2 * (out["reached"] + 1)) / 2 / out["tables"]
+    return out.sort_index()
 
 
 # ----------------------------------------------------------------------------------------------
