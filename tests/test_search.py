@@ -153,15 +153,21 @@ def test_a_search_in_parts_fits_the_same_configurations_as_one_search():
 
 
 def test_the_chapters_paper_profile_reads_the_committed_search():
-    """The paper profile's search is the grid file's, so that the record reuses the sweep's finished points."""
+    """The paper profile's search is the two grid files' points (configurations 0-99 of 03-search.yml and
+    100-199 of 03-search-more.yml), so that the record reuses the sweeps' finished points and runs none."""
     import yaml
 
-    grid = load_grid(project_root() / "notebooks" / "sweeps" / "03-search.yml")["grid"]
+    from treebook.sweep.grid import point_id
+
+    sweeps = project_root() / "notebooks" / "sweeps"
+    grid_points = [p for name in ("03-search.yml", "03-search-more.yml")
+                   for p in expand_grid(load_grid(sweeps / name))]
     profile = yaml.safe_load((project_root() / "notebooks" / "params" / "paper.yml").read_text())["03-shape-trees"]
-    assert profile["search_configs"] == grid["n_configs"][0]
-    assert profile["test_expansions"] == grid["max_expansions"][0]
-    assert profile["test_datasets"] == grid["dataset"]
-    assert list(FOLD_SEEDS[:profile["test_folds"]]) == grid["fold_seed"]
+    ours = expand_grid(search_grid(profile["test_datasets"], FOLD_SEEDS[:profile["test_folds"]],
+                                   profile["search_configs"], METHODS, profile["test_expansions"],
+                                   split=profile["search_split"]))
+    assert profile["search_configs"] == 200 and len(ours) == len(grid_points)
+    assert {point_id(p) for p in ours} == {point_id(p) for p in grid_points}
     assert profile["search_out"].endswith("results/sweeps/03-search")
 
 
