@@ -416,8 +416,8 @@ def load_tail_sweep(folder) -> list[dict]:
 def tail_summary(points, threshold: float, block: int = 10_000) -> pd.DataFrame:
     """Per cell (``n``, ``k``, ``high``) of :func:`excess_tail` dicts ``points`` (different seeds of a cell are
     pooled; a cell's points must share method, impurity and block): the tables drawn, how many reached
-    ``threshold`` percent, the per-table rate with its 95 % upper bound (exact Poisson; three in the number of
-    tables when none did), the paper-sized draws (blocks of ``block`` tables) and how many of their maxima
+    ``threshold`` percent, the per-table rate with its 95 % upper bound (exact Poisson; about 3 divided by the
+    number of tables when none did), the paper-sized draws (blocks of ``block`` tables) and how many of their maxima
     reached the threshold, and the largest excess. ``threshold`` must be at least :data:`TAIL_FROM`."""
     if threshold < TAIL_FROM:
         raise ValueError(f"threshold must be >= {TAIL_FROM} (smaller excesses are not kept); got {threshold}")
