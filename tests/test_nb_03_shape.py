@@ -1,17 +1,33 @@
 import ast
 import json
 
+import numpy as np
 from nbfigures import assert_figures
 
 from treebook.notebooks import load_profile, notebook_parameters, run_notebook
 from treebook.shape.experiments import experiment_points, fit_point
 
 LONG = 120  # the smoke run's "longer" budget: twice its ablation budget, three times its compression budget
+HOUR = 180  # its "hour per variant" budget for the first ablation data set (the paper profile's is per data set)
 
 
-def _long_sweep(folder):
-    """A sweep folder holding the smoke profile's compression fits and the first ablation data set's seven
-    fits at ``LONG`` expansions, as the committed longer sweeps hold the paper profile's."""
+def _write_fits(folder, points):
+    written = []
+    for i, q in enumerate(points):
+        run = folder / "runs" / f"p{i}"
+        run.mkdir(parents=True)
+        (run / "params.json").write_text(json.dumps(q))
+        fit = fit_point(**{k: v for k, v in q.items() if k != "contree_time_limit"})
+        (run / "result.json").write_text(json.dumps({"results": {"fit": fit}}))
+        (run / "run.json").write_text(json.dumps({"seconds": fit["seconds"], "status": "ok"}))
+        written.append((q, fit))
+    return written
+
+
+def _long_sweep(folder, hour_folder, hour_grid):
+    """Sweep folders holding the smoke profile's compression fits and the first ablation data set's seven
+    fits at ``LONG`` expansions, as the committed longer sweeps hold the paper profile's, and its seven at
+    ``HOUR`` in ``hour_folder`` with their grid file ``hour_grid``, as the hour-per-variant sweep."""
     p = {k: ast.literal_eval(v) for k, v in notebook_parameters("03-shape-trees").items()}
     p.update(load_profile("smoke")["03-shape-trees"])
     points = experiment_points(
@@ -23,28 +39,24 @@ def _long_sweep(folder):
         compression_expansions=p["compression_expansions"], k1_datasets=p["datasets"], k1_depths=p["k1_depths"],
         k1_expansions=p["k1_expansions"], similarity_dataset=p["similarity_dataset"],
         similarity_expansions=p["similarity_expansions"])
-    first, written = p["ablation_datasets"][0], []
+    first = p["ablation_datasets"][0]
     long = [{**q, "expansions": LONG} for q in points if q["experiment"] == "compression"
             or (q["experiment"] == "ablation" and q["dataset"] == first)]
-    for i, q in enumerate(long):
-        run = folder / "runs" / f"p{i}"
-        run.mkdir(parents=True)
-        (run / "params.json").write_text(json.dumps(q))
-        fit = fit_point(**{k: v for k, v in q.items() if k != "contree_time_limit"})
-        (run / "result.json").write_text(json.dumps({"results": {"fit": fit}}))
-        (run / "run.json").write_text(json.dumps({"seconds": fit["seconds"], "status": "ok"}))
-        written.append((q, fit))
-    return p["ablation_datasets"], written
+    hour = [{**q, "expansions": HOUR} for q in points if q["experiment"] == "ablation" and q["dataset"] == first]
+    hour_grid.write_text(json.dumps({"points": hour}))  # JSON is YAML
+    return p["ablation_datasets"], _write_fits(folder, long), _write_fits(hour_folder, hour)
 
 
 def test_notebook_shape(tmp_path):
-    sets, written = _long_sweep(tmp_path / "long")
-    assert len(sets) >= 2 and len(written) == 7 + 4
+    sets, written, hour = _long_sweep(tmp_path / "long", tmp_path / "hour", tmp_path / "03-ablation-hour.yml")
+    assert len(sets) >= 2 and len(written) == 7 + 4 and len(hour) == 7
     executed, res = run_notebook("03-shape-trees", profile="smoke", output_dir=tmp_path, parameters={
-        "ablation_long": str(tmp_path / "long"), "compression_long": str(tmp_path / "long"), "long_expansions": LONG})
+        "ablation_long": str(tmp_path / "long"), "compression_long": str(tmp_path / "long"), "long_expansions": LONG,
+        "ablation_hour": str(tmp_path / "hour"), "ablation_hour_grid": str(tmp_path / "03-ablation-hour.yml")})
     r = res["results"]
-    # the longer fits: the first ablation data set (all seven finished) and the compression path are read from
-    # them, the other ablation data set from this run's fits
+    # the longer fits: the first ablation data set (all seven finished at both longer budgets) is read from the
+    # longest, the hour-per-variant fits, and the compression path from the long ones; the other ablation data
+    # set from this run's fits
     assert set(r["ablation_long_ranks"]) == {sets[0]} and len(r["compression_long"]) == 4
     assert r["long_expansions"] == LONG
     assert sorted((row["lam"], row["K"], row["objective"]) for row in r["compression_long"]) == sorted(
@@ -52,8 +64,14 @@ def test_notebook_shape(tmp_path):
     rows = {row["quantity"]: row for row in res["scorecard"]}
     first = rows[f"ablation: rank of Literati (lookahead + round-robin) among 7 variants, {sets[0]}"]
     other = rows[f"ablation: rank of Literati (lookahead + round-robin) among 7 variants, {sets[1]}"]
-    assert f"objective after {LONG:,} expansions" in first["note"] and "03-ablation-long.yml" in first["note"]
-    assert first["ours"] == r["ablation_long_ranks"][sets[0]][f"{LONG:,}"]
+    assert f"objective after {HOUR:,} expansions" in first["note"] and "03-ablation-hour.yml" in first["note"]
+    ranks = r["ablation_long_ranks"][sets[0]]
+    assert first["ours"] == ranks[f"{HOUR:,}"] and ranks["budget"] == HOUR and ranks["grid"] == "03-ablation-hour.yml"
+    # the rank at the long budget is read off the same traces (their first LONG expansions are the LONG fits')
+    fits = {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[:, [3, 1]] for q, f in hour}
+    at_long = {v: tr[tr[:, 0] <= LONG, 1].min() for v, tr in fits.items()}
+    assert at_long == {(q["heuristic"], q["and_rule"]): f["objective"] for q, f in written if q["experiment"] == "ablation"}
+    assert ranks[f"{LONG:,}"] == 1 + sum(o < at_long[("cart", "round_robin")] - 1e-9 for o in at_long.values())
     assert "objective after 60 expansions" in other["note"]
     comp = [row for q, row in rows.items() if q.startswith("compression:")]
     assert len(comp) == 1 and f"{LONG:,} expansions per fit" in comp[0]["note"]

@@ -94,6 +94,24 @@ def test_the_long_ablation_grid_is_the_paper_profiles_ablation_at_a_larger_budge
     assert [q["dataset"] for q in long] == [name for name in ("page", "rice", "fault", "avila") for _ in range(7)]
 
 
+def test_the_hour_ablation_grid_is_the_long_grid_at_an_hour_of_cpu_per_variant():
+    # page's and rice's seven fits of the long grid with only the budget changed: the states an hour of CPU buys,
+    # estimated from the committed 300,000-expansion fits' CPU seconds and rounded up to the next 50,000
+    long = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-long.yml")["points"]
+    hour = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
+    assert [q["dataset"] for q in hour] == ["page"] * 7 + ["rice"] * 7
+    assert [{**q, "expansions": 0} for q in hour] == [{**q, "expansions": 0} for q in long[:14]]
+    fits = read_experiments(ROOT / "results" / "sweeps" / "03-ablation-long", long[:14])
+    for name, g in fits.groupby("dataset"):
+        per_hour = 3600 / g.cpu_seconds.mean() * 300_000
+        budget = {q["expansions"] for q in hour if q["dataset"] == name}
+        assert budget == {int(np.ceil(per_hour / 50_000) * 50_000)}, (name, per_hour, budget)
+    p = read_yaml(ROOT / "notebooks" / "params" / "paper.yml")["03-shape-trees"]
+    assert p["ablation_hour"] == "results/sweeps/03-ablation-hour"
+    assert ast.literal_eval(notebook_parameters("03-shape-trees")["ablation_hour_grid"]) == (
+        "notebooks/sweeps/03-ablation-hour.yml")
+
+
 def test_a_fit_is_the_same_twice_and_within_its_budget():
     a = fit_point("ablation", "raisin", 3, 25, K=3, heuristic="admissible", and_rule="worst_primal", warm_start=0.0)
     b = fit_point("ablation", "raisin", 3, 25, K=3, heuristic="admissible", and_rule="worst_primal", warm_start=0.0)
