@@ -51,6 +51,9 @@ def _notebooks():
 
 @pytest.mark.parametrize("path", _notebooks(), ids=lambda p: p.name)
 def test_notebooks_are_stored_clean_with_a_parameters_cell(path):
+    # every cell carries a unique id in the stored file (nbformat only warns when one is missing, and adds it)
+    ids = [c.get("id") for c in json.loads(path.read_text())["cells"]]
+    assert None not in ids and len(set(ids)) == len(ids), f"{path.name}: a cell without an id, or a repeated one"
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} is stored with outputs"
