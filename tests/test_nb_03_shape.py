@@ -75,6 +75,10 @@ def test_notebook_shape(tmp_path):
     assert "objective after 60 expansions" in other["note"]
     comp = [row for q, row in rows.items() if q.startswith("compression:")]
     assert len(comp) == 1 and f"{LONG:,} expansions per fit" in comp[0]["note"]
+    assert "inherent: the paper gives neither its path of lambda" in comp[0]["note"]
+    # the claim in the paper's form is read for the paper's two data sets only (compression_match, tested alone)
+    assert ("the paper's form at our path" in comp[0]["note"]) == ("(rice)" in comp[0]["quantity"]
+                                                                   or "(avila)" in comp[0]["quantity"])
     assert r["oracle_all_equal"] and r["oracle_runs"] >= 8
     methods = {row["method"] for row in r["training"]}
     assert {"CART", "ShapeCART", "Literati K=1"} <= methods

@@ -6,7 +6,10 @@ import ast
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from treebook.datasets.shape_trees import FOLD_SEEDS
 from treebook.notebooks import notebook_parameters, project_root, read_yaml
@@ -14,6 +17,7 @@ from treebook.results import to_jsonable
 from treebook.shape.experiments import (
     ABLATION_VARIANTS,
     TRAIN_NOTEBOOK,
+    compression_match,
     experiment_points,
     fit_outcome,
     fit_point,
@@ -251,3 +255,35 @@ def test_committed_fits_reproduce(folder):
     for r in cheap:
         params = {k: v for k, v in r.params.items() if k != "result_path"}
         assert to_jsonable(fit_outcome(**params)) == to_jsonable(outcome(r.record["results"]["fit"])), params
+
+
+_FIT = st.tuples(st.sampled_from([1, 2]), st.integers(1, 64), st.integers(0, 20).map(lambda a: 0.6 + a / 100))
+
+
+@given(st.lists(_FIT, min_size=1, max_size=12), st.integers(1, 64))
+def test_compression_match_is_the_nearest_threshold_tree_and_the_fewest_k2_leaves_as_accurate(fits, target):
+    df = pd.DataFrame(fits, columns=["K", "leaves", "accuracy"])
+    if not (df.K == 1).any():
+        with pytest.raises(ValueError, match="no K=1 fit"):
+            compression_match(df, target)
+        return
+    k1, leaves2 = compression_match(df, target)
+    # brute force: every K=1 fit is at least as far from the target (ties: at least as many leaves)
+    rows = [r for r in fits if r[0] == 1]
+    assert min((abs(r[1] - target), r[1]) for r in rows) == (abs(k1.leaves - target), k1.leaves)
+    assert any(r[1] == k1.leaves and r[2] == k1.accuracy for r in rows)
+    as_good = [r[1] for r in fits if r[0] == 2 and r[2] >= k1.accuracy]
+    assert leaves2 == (min(as_good) if as_good else None)
+
+
+def test_compression_match_on_the_papers_example_and_bad_input():
+    # the paper's avila example: a 35-leaf threshold tree matched by 25 leaves of K=2
+    df = pd.DataFrame({"K": [1, 1, 1, 2, 2, 2], "leaves": [22, 35, 62, 20, 25, 63],
+                       "accuracy": [0.69, 0.74, 0.77, 0.70, 0.74, 0.79]})
+    k1, leaves2 = compression_match(df, 35)
+    assert (k1.leaves, k1.accuracy, leaves2) == (35, 0.74, 25)
+    k1, leaves2 = compression_match(df, 64)
+    assert (k1.leaves, leaves2) == (62, 63)
+    assert compression_match(df[df.leaves != 63], 64)[1] is None  # no K=2 fit reaches 77 %
+    with pytest.raises(ValueError, match="lacks the columns"):
+        compression_match(df.drop(columns="accuracy"), 35)

@@ -55,7 +55,7 @@ from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
 
 __all__ = ["ABLATION_VARIANTS", "EXPERIMENTS", "POINT_NOTEBOOK", "TRAIN_NOTEBOOK", "available_peers",
-           "experiment_points", "fit_outcome", "fit_point", "fold_data", "literati_run", "load_train_sweep",
+           "compression_match", "experiment_points", "fit_outcome", "fit_point", "fold_data", "literati_run", "load_train_sweep",
            "outcome", "peer_run", "read_experiments", "run_experiments", "run_training", "training_benchmark",
            "training_points"]
 
@@ -401,3 +401,24 @@ def run_experiments(points, out, workers: int = 2, scheduler=None, progress: boo
     frame = read_experiments(out, points)
     frame.attrs["cached"] = cached
     return frame
+
+
+def compression_match(fits: pd.DataFrame, k1_leaves: int):
+    """The compression claim in the paper's form, read off one path of fits: the ``K = 1`` fit whose number of
+    leaves is nearest ``k1_leaves`` (the threshold tree of the paper's example; the fewer leaves on a tie),
+    and the fewest leaves of a ``K = 2`` fit at least as accurate on the training set (``None`` when no
+    ``K = 2`` fit of the path is).
+
+    ``fits`` has one row per fit with the columns ``K``, ``leaves`` and ``accuracy``. Returns the ``K = 1``
+    row and that number of leaves.
+    """
+    missing = {"K", "leaves", "accuracy"} - set(fits.columns)
+    if missing:
+        raise ValueError(f"fits lacks the columns {sorted(missing)}")
+    k1, k2 = fits[fits.K == 1], fits[fits.K == 2]
+    if k1.empty:
+        raise ValueError("fits holds no K=1 fit")
+    pick = k1.assign(_gap=(k1.leaves - k1_leaves).abs()).sort_values(["_gap", "leaves"], kind="stable").iloc[0]
+    pick = pick.drop("_gap")
+    match = k2[k2.accuracy >= pick.accuracy - 1e-12]
+    return pick, (int(match.leaves.min()) if len(match) else None)
