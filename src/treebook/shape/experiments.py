@@ -55,9 +55,9 @@ from .literati import LiteratiClassifier
 from .shapecart import ShapeCARTClassifier
 
 __all__ = ["ABLATION_VARIANTS", "EXPERIMENTS", "POINT_NOTEBOOK", "TRAIN_NOTEBOOK", "available_peers",
-           "compression_match", "experiment_points", "fit_outcome", "fit_point", "fold_data", "literati_run", "load_train_sweep",
-           "outcome", "peer_run", "read_experiments", "run_experiments", "run_training", "training_benchmark",
-           "training_points"]
+           "compression_match", "experiment_points", "fit_outcome", "fit_point", "fold_data", "literati_run",
+           "load_train_sweep", "outcome", "peer_run", "read_experiments", "run_experiments", "run_training",
+           "training_benchmark", "training_points"]
 
 def available_peers() -> list[str]:
     """Names of the optional peer packages that can be imported here."""
