@@ -67,6 +67,9 @@ def test_notebook_shape(tmp_path):
     assert f"objective after {HOUR:,} expansions" in first["note"] and "03-ablation-hour.yml" in first["note"]
     ranks = r["ablation_long_ranks"][sets[0]]
     assert first["ours"] == ranks[f"{HOUR:,}"] and ranks["budget"] == HOUR and ranks["grid"] == "03-ablation-hour.yml"
+    # the smoke fits end within seconds, far short of the paper's hour: no rank at the hour, the rank at the budget
+    assert ranks["rank at 1 h"] == "not reached" and "at the paper's hour" not in first["note"]
+    assert r["ablation_hour_rank"][sets[0]]["lo"] == 1 and r["ablation_hour_rank"][sets[0]]["literati_minutes"] < 60
     # the rank at the long budget is read off the same traces (their first LONG expansions are the LONG fits')
     fits = {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[:, [3, 1]] for q, f in hour}
     at_long = {v: tr[tr[:, 0] <= LONG, 1].min() for v, tr in fits.items()}

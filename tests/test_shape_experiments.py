@@ -3,6 +3,7 @@ read back from a sweep folder as the notebook reads them, refused when a fit is 
 profile's points written in the grid file that the README's sweep command runs."""
 
 import ast
+import itertools
 import json
 
 import numpy as np
@@ -22,6 +23,7 @@ from treebook.shape.experiments import (
     fit_outcome,
     fit_point,
     outcome,
+    rank_at_time,
     read_experiments,
     run_training,
     training_benchmark,
@@ -287,3 +289,47 @@ def test_compression_match_on_the_papers_example_and_bad_input():
     assert compression_match(df[df.leaves != 63], 64)[1] is None  # no K=2 fit reaches 77 %
     with pytest.raises(ValueError, match="lacks the columns"):
         compression_match(df.drop(columns="accuracy"), 35)
+
+
+def _incumbent(trace, seconds):
+    """The last incumbent recorded by ``seconds`` (inf before the first)."""
+    seen = [obj for t, obj in trace if t <= seconds]
+    return min(seen) if seen else np.inf
+
+
+_TRACE = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 5)), min_size=1, max_size=4).map(
+    lambda rows: sorted(rows, key=lambda r: r[0]))
+
+
+@given(st.lists(_TRACE, min_size=1, max_size=4), st.integers(1, 7))
+def test_rank_at_time_bounds_every_way_the_short_runs_could_have_gone_on(traces, seconds):
+    named = {f"v{i}": np.asarray(tr, dtype=float) for i, tr in enumerate(traces)}
+    lo, hi = rank_at_time(named, "v0", seconds)
+    # brute force: a run that ended before ``seconds`` may have gone on to any incumbent no worse than its last
+    # (the values of the traces and one below them all suffice); take the rank in every such continuation
+    values = sorted({obj for tr in traces for _, obj in tr} | {-1})
+    choices = []
+    for tr in traces:
+        last = _incumbent(tr, seconds)
+        choices.append([last] if tr[-1][0] >= seconds else [last] + [v for v in values if v < last])
+    ranks = [1 + sum(o < at[0] for o in at[1:]) for at in itertools.product(*choices)]
+    assert (lo, hi) == (min(ranks), max(ranks))
+
+
+def test_rank_at_time_on_the_ablation_at_the_hour_and_bad_input():
+    hour = 3600.0
+    traces = {"literati": [(10, 80), (2000, 70), (3000, 66), (4500, 66)],  # ran past the hour: 66 there
+              "impurity": [(10, 90), (1000, 58), (3500, 58)],  # ended before the hour at 58: at most 58
+              "tie": [(10, 70), (3000, 66), (3800, 66)],  # 66 at the hour: ties share the rank
+              "slow": [(10, 110), (3300, 104)]}  # ended before the hour at 104: may have gone below 66
+    assert rank_at_time(traces, "literati", hour) == (2, 3)
+    assert rank_at_time(traces, "literati", 2500) == (2, 2)  # every run reaches 2500 s: 70 against 58, 70, 110
+    assert rank_at_time(traces, "impurity", hour) == (1, 2)  # only slow, unknown at the hour, may beat 58
+    with pytest.raises(ValueError, match="not one of the traces"):
+        rank_at_time(traces, "cart", hour)
+    with pytest.raises(ValueError, match="must be positive"):
+        rank_at_time(traces, "literati", 0)
+    with pytest.raises(ValueError, match="time order"):
+        rank_at_time({**traces, "tie": [(3000, 66), (10, 70)]}, "literati", hour)
+    with pytest.raises(ValueError, match="non-empty"):
+        rank_at_time({**traces, "tie": []}, "literati", hour)

@@ -422,3 +422,33 @@ def compression_match(fits: pd.DataFrame, k1_leaves: int):
     pick = pick.drop("_gap")
     match = k2[k2.accuracy >= pick.accuracy - 1e-12]
     return pick, (int(match.leaves.min()) if len(match) else None)
+
+
+def rank_at_time(traces: dict, target, seconds: float) -> tuple[int, int]:
+    """Bounds on the rank of ``target`` among anytime runs by their incumbents at ``seconds`` on their clocks.
+
+    ``traces`` maps each run to its trace, rows ``(seconds, incumbent)`` in time order (lower is better).
+    A run whose trace reaches ``seconds`` has a known incumbent there, the last one recorded by then; a run
+    that ended sooner is known only from above (its last incumbent), since it could have improved had it gone
+    on. Rank 1 is the best, ties share it. Returns ``(lo, hi)``: ``lo`` counts the runs surely better than
+    ``target`` at that time, ``hi`` those that may be.
+    """
+    if target not in traces:
+        raise ValueError(f"{target!r} is not one of the traces")
+    if not seconds > 0:
+        raise ValueError(f"seconds must be positive, got {seconds!r}")
+    bounds = {}
+    for name, tr in traces.items():
+        tr = np.asarray(tr, dtype=float)
+        if tr.ndim != 2 or tr.shape[1] != 2 or tr.shape[0] == 0 or not np.isfinite(tr).all():
+            raise ValueError(f"the trace of {name!r} must be a non-empty (seconds, incumbent) array")
+        if np.any(np.diff(tr[:, 0]) < 0):
+            raise ValueError(f"the trace of {name!r} is not in time order")
+        before = tr[tr[:, 0] <= seconds, 1]
+        upper = before.min() if before.size else np.inf  # no incumbent yet: nothing is known from above
+        bounds[name] = (upper if tr[-1, 0] >= seconds else -np.inf, upper)  # (lowest, highest) possible
+    low, high = bounds[target]
+    others = [b for name, b in bounds.items() if name != target]
+    surely = sum(bool(up < low) for _, up in others)
+    maybe = sum(bool(lo < high) for lo, _ in others)
+    return 1 + surely, 1 + maybe
