@@ -118,6 +118,16 @@ def test_the_hour_ablation_grid_is_the_long_grid_at_an_hour_of_cpu_per_variant()
         "notebooks/sweeps/03-ablation-hour.yml")
 
 
+def test_the_seeds_ablation_grid_is_rices_hour_grid_on_the_other_fold_seeds():
+    hour = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
+    seeds = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-seeds.yml")["points"]
+    rice = [q for q in hour if q["dataset"] == "rice"]
+    others = [s for s in FOLD_SEEDS if s != rice[0]["fold_seed"]]
+    # a seed's seven variants together, in the hour grid's order, the budget the only other change
+    assert seeds == [{**q, "fold_seed": s, "expansions": 75_000} for s in others for q in rice]
+    assert len(seeds) == 28
+
+
 def test_a_fit_is_the_same_twice_and_within_its_budget():
     a = fit_point("ablation", "raisin", 3, 25, K=3, heuristic="admissible", and_rule="worst_primal", warm_start=0.0)
     b = fit_point("ablation", "raisin", 3, 25, K=3, heuristic="admissible", and_rule="worst_primal", warm_start=0.0)
