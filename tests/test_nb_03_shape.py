@@ -9,6 +9,7 @@ from treebook.shape.experiments import experiment_points, fit_point
 
 LONG = 120  # the smoke run's "longer" budget: twice its ablation budget, three times its compression budget
 HOUR = 180  # its "hour per variant" budget for the first ablation data set (the paper profile's is per data set)
+SEEDS = 90  # its budget for the first ablation data set under another fold seed
 
 
 def _write_fits(folder, points):
@@ -50,9 +51,15 @@ def _long_sweep(folder, hour_folder, hour_grid):
 def test_notebook_shape(tmp_path):
     sets, written, hour = _long_sweep(tmp_path / "long", tmp_path / "hour", tmp_path / "03-ablation-hour.yml")
     assert len(sets) >= 2 and len(written) == 7 + 4 and len(hour) == 7
+    # the first data set's seven under another fold seed, at a budget within the hour fits' (so this seed's rank
+    # there is read off their traces), as the sweep of notebooks/sweeps/03-ablation-seeds.yml
+    seeds = [{**q, "fold_seed": 63, "expansions": SEEDS} for q, _ in hour]
+    (tmp_path / "03-ablation-seeds.yml").write_text(json.dumps({"points": seeds}))
+    by_seed = _write_fits(tmp_path / "seeds", seeds)
     executed, res = run_notebook("03-shape-trees", profile="smoke", output_dir=tmp_path, parameters={
         "ablation_long": str(tmp_path / "long"), "compression_long": str(tmp_path / "long"), "long_expansions": LONG,
-        "ablation_hour": str(tmp_path / "hour"), "ablation_hour_grid": str(tmp_path / "03-ablation-hour.yml")})
+        "ablation_hour": str(tmp_path / "hour"), "ablation_hour_grid": str(tmp_path / "03-ablation-hour.yml"),
+        "ablation_seeds": str(tmp_path / "seeds"), "ablation_seeds_grid": str(tmp_path / "03-ablation-seeds.yml")})
     r = res["results"]
     # the longer fits: the first ablation data set (all seven finished at both longer budgets) is read from the
     # longest, the hour-per-variant fits, and the compression path from the long ones; the other ablation data
@@ -70,6 +77,17 @@ def test_notebook_shape(tmp_path):
     # the smoke fits end within seconds, far short of the paper's hour: no rank at the hour, the rank at the budget
     assert ranks["rank at 1 h"] == "not reached" and "at the paper's hour" not in first["note"]
     assert r["ablation_hour_rank"][sets[0]]["lo"] == 1 and r["ablation_hour_rank"][sets[0]]["literati_minutes"] < 60
+    # by fold seed: seed 63 from its own fits, the profile's seed from the hour fits' traces at the same budget
+    literati = ("cart", "round_robin")
+    for fold_seed, fits in ((63, {(q["heuristic"], q["and_rule"]): f["objective"] for q, f in by_seed}),
+                            (42, {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[np.asarray(f["trace"])[:, 3]
+                                  <= SEEDS, 1].min() for q, f in hour})):
+        row = [x for x in r["ablation_seed_ranks"] if x["fold_seed"] == fold_seed]
+        assert len(row) == 1 and row[0]["budget"] == SEEDS and row[0]["dataset"] == sets[0]
+        assert row[0]["rank"] == 1 + sum(o < fits[literati] - 1e-9 for o in fits.values())
+        assert row[0]["literati"] == fits[literati] and row[0]["best"] == min(fits.values())
+        assert f"seed {fold_seed}: {row[0]['rank']}" in first["note"]
+    assert f"by fold seed at {SEEDS:,} expansions" in first["note"] and "seed" not in other["note"]
     # the rank at the long budget is read off the same traces (their first LONG expansions are the LONG fits')
     fits = {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[:, [3, 1]] for q, f in hour}
     at_long = {v: tr[tr[:, 0] <= LONG, 1].min() for v, tr in fits.items()}
