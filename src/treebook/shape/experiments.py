@@ -430,8 +430,8 @@ def rank_at_time(traces: dict, target, seconds: float) -> tuple[int, int]:
     ``traces`` maps each run to its trace, rows ``(seconds, incumbent)`` in time order (lower is better).
     A run whose trace reaches ``seconds`` has a known incumbent there, the last one recorded by then; a run
     that ended sooner is known only from above (its last incumbent), since it could have improved had it gone
-    on. Rank 1 is the best, ties share it. Returns ``(lo, hi)``: ``lo`` counts the runs surely better than
-    ``target`` at that time, ``hi`` those that may be.
+    on. Rank 1 is the best, ties share it. Returns ``(lo, hi)``: ``lo`` is 1 plus the number of runs surely
+    better than ``target`` at that time, ``hi`` 1 plus the number of those that may be.
     """
     if target not in traces:
         raise ValueError(f"{target!r} is not one of the traces")
