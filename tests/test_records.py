@@ -226,3 +226,15 @@ def test_a_scorecard_table_keeps_every_cell_whole_and_badges_the_verdicts():
     assert note.strip() in html and "q" * 80 in html and "..." not in html
     assert html.count(VERDICT_COLOURS["differs: protocol"]) == 1 and "1.235" in html
     assert "table-layout: fixed" in html and "width: 100%" in html
+
+
+def test_the_paper_scale_verdict_overrides_a_smaller_runs_agreement_or_scale_but_nothing_else():
+    from treebook.results import effective_verdict
+
+    assert effective_verdict("agrees", "differs: unexplained") == "differs: unexplained"
+    assert effective_verdict("differs: scale", "differs: unexplained") == "differs: unexplained"
+    assert effective_verdict("agrees", "differs: scale") == "differs: scale"
+    assert effective_verdict("differs: scale", "agrees") == "differs: scale"
+    assert effective_verdict("agrees", None) == "agrees"
+    assert effective_verdict("differs: protocol", "differs: unexplained") == "differs: protocol"
+    assert effective_verdict("our comparison", "differs: scale") == "our comparison"

@@ -335,10 +335,11 @@ def paper_scale_value(record: dict | None, quantity: str, field: str = "ours"):
 
 
 def effective_verdict(verdict, paper_scale_verdict):
-    """The verdict a scorecard shows for a row: a ``differs: scale`` row whose stored paper-scale run
-    does not agree takes that run's verdict (scale is an excuse only until the paper-scale run says
-    otherwise); any other row keeps its own."""
-    if verdict == "differs: scale" and isinstance(paper_scale_verdict, str) and paper_scale_verdict != "agrees":
+    """The verdict a scorecard shows for a row: an ``agrees`` or ``differs: scale`` row of the book's smaller
+    run whose stored paper-scale run does not agree takes that run's verdict (the smaller run neither excuses
+    nor settles what the paper-scale run says); any other row keeps its own."""
+    if (verdict in ("agrees", "differs: scale") and isinstance(paper_scale_verdict, str)
+            and paper_scale_verdict != "agrees"):
         return paper_scale_verdict
     return verdict
 
