@@ -104,7 +104,8 @@ def test_the_hour_ablation_grid_is_the_long_grid_at_an_hour_of_cpu_per_variant()
     # page's and rice's seven fits of the long grid with only the budget changed: the states an hour of CPU buys,
     # estimated from the committed 300,000-expansion fits' CPU seconds and rounded up to the next 50,000
     long = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-long.yml")["points"]
-    hour = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
+    grid = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
+    hour, run_on = grid[:14], grid[14:]
     assert [q["dataset"] for q in hour] == ["page"] * 7 + ["rice"] * 7
     assert [{**q, "expansions": 0} for q in hour] == [{**q, "expansions": 0} for q in long[:14]]
     fits = read_experiments(ROOT / "results" / "sweeps" / "03-ablation-long", long[:14])
@@ -112,6 +113,11 @@ def test_the_hour_ablation_grid_is_the_long_grid_at_an_hour_of_cpu_per_variant()
         per_hour = 3600 / g.cpu_seconds.mean() * 300_000
         budget = {q["expansions"] for q in hour if q["dataset"] == name}
         assert budget == {int(np.ceil(per_hour / 50_000) * 50_000)}, (name, per_hour, budget)
+    # after them, fits run on past their data set's budget (read for the rank at the hour only): each is one of
+    # the fourteen with a larger budget
+    for q in run_on:
+        same = [h for h in hour if {**h, "expansions": 0} == {**q, "expansions": 0}]
+        assert len(same) == 1 and q["expansions"] > same[0]["expansions"], q
     p = read_yaml(ROOT / "notebooks" / "params" / "paper.yml")["03-shape-trees"]
     assert p["ablation_hour"] == "results/sweeps/03-ablation-hour"
     assert ast.literal_eval(notebook_parameters("03-shape-trees")["ablation_hour_grid"]) == (
@@ -126,6 +132,29 @@ def test_the_seeds_ablation_grid_is_rices_hour_grid_on_the_other_fold_seeds():
     # a seed's seven variants together, in the hour grid's order, the budget the only other change
     assert seeds == [{**q, "fold_seed": s, "expansions": 75_000} for s in others for q in rice]
     assert len(seeds) == 28
+
+    p = read_yaml(ROOT / "notebooks" / "params" / "paper.yml")["03-shape-trees"]
+    assert p["ablation_seeds"] == "results/sweeps/03-ablation-seeds"
+
+
+def test_the_penalty_ablation_grid_is_rices_seeds_budget_with_lam_1_and_4():
+    hour = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
+    grid = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-lambda.yml")["points"]
+    rice = [q for q in hour if q["dataset"] == "rice"]
+    # a penalty's seven variants together, in the hour grid's order, with this notebook's fold seed
+    assert grid == [{**q, "lam": lam, "expansions": 75_000} for lam in (1.0, 4.0) for q in rice]
+    p = read_yaml(ROOT / "notebooks" / "params" / "paper.yml")["03-shape-trees"]
+    assert p["ablation_lambda"] == "results/sweeps/03-ablation-lambda"
+    assert ast.literal_eval(notebook_parameters("03-shape-trees")["ablation_lambda_grid"]) == (
+        "notebooks/sweeps/03-ablation-lambda.yml")
+
+
+def test_a_fit_run_on_past_a_budget_repeats_the_shorter_fit():
+    # what section 7 asserts before it reads a longer fit for the rank at the hour
+    short = np.asarray(fit_point("ablation", "raisin", 3, 30, K=3, warm_start=0.0)["trace"])
+    long = np.asarray(fit_point("ablation", "raisin", 3, 60, K=3, warm_start=0.0)["trace"])
+    assert np.array_equal(long[long[:, 3] < 30][:, 1:], short[short[:, 3] < 30][:, 1:])
+    assert long[-1, 3] > short[-1, 3] and long[-1, 1] <= short[-1, 1]
 
 
 def test_a_fit_is_the_same_twice_and_within_its_budget():
