@@ -56,10 +56,22 @@ def test_notebook_shape(tmp_path):
     seeds = [{**q, "fold_seed": 63, "expansions": SEEDS} for q, _ in hour]
     (tmp_path / "03-ablation-seeds.yml").write_text(json.dumps({"points": seeds}))
     by_seed = _write_fits(tmp_path / "seeds", seeds)
+    # the same seven with a node penalty, at that budget and this seed, as notebooks/sweeps/03-ablation-lambda.yml
+    lams = [{**q, "lam": 1.0, "expansions": SEEDS} for q, _ in hour]
+    (tmp_path / "03-ablation-lambda.yml").write_text(json.dumps({"points": lams}))
+    by_lam = _write_fits(tmp_path / "lams", lams)
+    # Literati's hour fit run on past the budget, listed after the seven in the hour grid (read for the hour only)
+    grid = json.loads((tmp_path / "03-ablation-hour.yml").read_text())
+    run_on = {**next(q for q, _ in hour if (q["heuristic"], q["and_rule"]) == ("cart", "round_robin")),
+              "expansions": 2 * HOUR}
+    (tmp_path / "03-ablation-hour.yml").write_text(json.dumps({"points": grid["points"] + [run_on]}))
+    (_, run_on_fit), = _write_fits(tmp_path / "hour-run-on", [run_on])
+    (tmp_path / "hour-run-on" / "runs" / "p0").rename(tmp_path / "hour" / "runs" / "run-on")
     executed, res = run_notebook("03-shape-trees", profile="smoke", output_dir=tmp_path, parameters={
         "ablation_long": str(tmp_path / "long"), "compression_long": str(tmp_path / "long"), "long_expansions": LONG,
         "ablation_hour": str(tmp_path / "hour"), "ablation_hour_grid": str(tmp_path / "03-ablation-hour.yml"),
-        "ablation_seeds": str(tmp_path / "seeds"), "ablation_seeds_grid": str(tmp_path / "03-ablation-seeds.yml")})
+        "ablation_seeds": str(tmp_path / "seeds"), "ablation_seeds_grid": str(tmp_path / "03-ablation-seeds.yml"),
+        "ablation_lambda": str(tmp_path / "lams"), "ablation_lambda_grid": str(tmp_path / "03-ablation-lambda.yml")})
     r = res["results"]
     # the longer fits: the first ablation data set (all seven finished at both longer budgets) is read from the
     # longest, the hour-per-variant fits, and the compression path from the long ones; the other ablation data
@@ -88,6 +100,21 @@ def test_notebook_shape(tmp_path):
         assert row[0]["literati"] == fits[literati] and row[0]["best"] == min(fits.values())
         assert f"seed {fold_seed}: {row[0]['rank']}" in first["note"]
     assert f"by fold seed at {SEEDS:,} expansions" in first["note"] and "seed" not in other["note"]
+    # by node penalty: lam = 1 from its own fits, lam = 0 from the hour fits' traces at the same budget
+    for lam, fits in ((1.0, {(q["heuristic"], q["and_rule"]): f["objective"] for q, f in by_lam}),
+                      (0.0, {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[np.asarray(f["trace"])[:, 3]
+                             <= SEEDS, 1].min() for q, f in hour})):
+        row = [x for x in r["ablation_lambda_ranks"] if x["lam"] == lam]
+        assert len(row) == 1 and row[0]["budget"] == SEEDS and row[0]["dataset"] == sets[0]
+        assert row[0]["rank"] == 1 + sum(o < fits[literati] - 1e-9 for o in fits.values())
+        assert f"lam = {lam:g}: {row[0]['rank']}" in first["note"]
+    assert "by node penalty" not in other["note"]
+    # the penalty reading applies only where Literati is surely not first at the hour, which smoke fits never reach
+    assert "gives no node penalty" not in first["note"] and first["verdict"] != "differs: protocol"
+    # the fit run on past the budget: it repeats the shorter fit (the notebook asserts it) and is named in the note
+    ext = r["ablation_hour_rank"][sets[0]]["extended"]
+    assert len(ext) == 1 and f"run on to {int(run_on_fit['n_expanded']):,} expansions" in ext[0]
+    assert "read for the hour only, which it does not reach" in first["note"]
     # the rank at the long budget is read off the same traces (their first LONG expansions are the LONG fits')
     fits = {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[:, [3, 1]] for q, f in hour}
     at_long = {v: tr[tr[:, 0] <= LONG, 1].min() for v, tr in fits.items()}
