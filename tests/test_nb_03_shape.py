@@ -60,13 +60,16 @@ def test_notebook_shape(tmp_path):
     lams = [{**q, "lam": 1.0, "expansions": SEEDS} for q, _ in hour]
     (tmp_path / "03-ablation-lambda.yml").write_text(json.dumps({"points": lams}))
     by_lam = _write_fits(tmp_path / "lams", lams)
-    # Literati's hour fit run on past the budget, listed after the seven in the hour grid (read for the hour only)
+    # Literati's hour fit run on past the budget twice, listed after the seven in the hour grid (read for the hour
+    # only, from the longer of the two)
     grid = json.loads((tmp_path / "03-ablation-hour.yml").read_text())
-    run_on = {**next(q for q, _ in hour if (q["heuristic"], q["and_rule"]) == ("cart", "round_robin")),
-              "expansions": 2 * HOUR}
-    (tmp_path / "03-ablation-hour.yml").write_text(json.dumps({"points": grid["points"] + [run_on]}))
-    (_, run_on_fit), = _write_fits(tmp_path / "hour-run-on", [run_on])
-    (tmp_path / "hour-run-on" / "runs" / "p0").rename(tmp_path / "hour" / "runs" / "run-on")
+    literati_hour = next(q for q, _ in hour if (q["heuristic"], q["and_rule"]) == ("cart", "round_robin"))
+    run_ons = [{**literati_hour, "expansions": 3 * HOUR}, {**literati_hour, "expansions": 2 * HOUR}]
+    (tmp_path / "03-ablation-hour.yml").write_text(json.dumps({"points": grid["points"] + run_ons}))
+    (_, run_on_fit), (_, shorter_run_on) = _write_fits(tmp_path / "hour-run-on", run_ons)
+    assert run_on_fit["n_expanded"] > shorter_run_on["n_expanded"]
+    for i in range(2):
+        (tmp_path / "hour-run-on" / "runs" / f"p{i}").rename(tmp_path / "hour" / "runs" / f"run-on-{i}")
     executed, res = run_notebook("03-shape-trees", profile="smoke", output_dir=tmp_path, parameters={
         "ablation_long": str(tmp_path / "long"), "compression_long": str(tmp_path / "long"), "long_expansions": LONG,
         "ablation_hour": str(tmp_path / "hour"), "ablation_hour_grid": str(tmp_path / "03-ablation-hour.yml"),
