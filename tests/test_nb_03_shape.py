@@ -25,6 +25,19 @@ def _write_fits(folder, points):
     return written
 
 
+def _key_at(fit, budget):
+    """A fit's objective after ``budget`` expansions and the expansions that first reached it."""
+    tr = np.asarray(fit["trace"])[:, [3, 1]]
+    tr = tr[tr[:, 0] <= budget]
+    obj = tr[:, 1].min()
+    return obj, tr[np.argmax(tr[:, 1] <= obj), 0]
+
+
+def _rank(keys, target):
+    """1 plus the number of keys below the target's (a lower objective, or the same one reached sooner)."""
+    return 1 + sum(k < keys[target] for k in keys.values())
+
+
 def _long_sweep(folder, hour_folder, hour_grid):
     """Sweep folders holding the smoke profile's compression fits and the first ablation data set's seven
     fits at ``LONG`` expansions, as the committed longer sweeps hold the paper profile's, and its seven at
@@ -92,24 +105,23 @@ def test_notebook_shape(tmp_path):
     # the smoke fits end within seconds, far short of the paper's hour: no rank at the hour, the rank at the budget
     assert ranks["rank at 1 h"] == "not reached" and "at the paper's hour" not in first["note"]
     assert r["ablation_hour_rank"][sets[0]]["lo"] == 1 and r["ablation_hour_rank"][sets[0]]["literati_minutes"] < 60
-    # by fold seed: seed 63 from its own fits, the profile's seed from the hour fits' traces at the same budget
+    # by fold seed: seed 63 from its own fits, the profile's seed from the hour fits' traces at the same budget; a
+    # variant's key is its objective and the expansions that first reached it (the rank breaks ties by them)
     literati = ("cart", "round_robin")
-    for fold_seed, fits in ((63, {(q["heuristic"], q["and_rule"]): f["objective"] for q, f in by_seed}),
-                            (hour[0][0]["fold_seed"], {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[np.asarray(f["trace"])[:, 3]
-                                  <= SEEDS, 1].min() for q, f in hour})):
+    for fold_seed, fits in ((63, by_seed), (hour[0][0]["fold_seed"], hour)):
+        keys = {(q["heuristic"], q["and_rule"]): _key_at(f, SEEDS) for q, f in fits}
         row = [x for x in r["ablation_seed_ranks"] if x["fold_seed"] == fold_seed]
         assert len(row) == 1 and row[0]["budget"] == SEEDS and row[0]["dataset"] == sets[0]
-        assert row[0]["rank"] == 1 + sum(o < fits[literati] - 1e-9 for o in fits.values())
-        assert row[0]["literati"] == fits[literati] and row[0]["best"] == min(fits.values())
+        assert row[0]["rank"] == _rank(keys, literati)
+        assert row[0]["literati"] == keys[literati][0] and row[0]["best"] == min(k[0] for k in keys.values())
         assert f"seed {fold_seed}: {row[0]['rank']}" in first["note"]
     assert f"by fold seed at {SEEDS:,} expansions" in first["note"] and "seed" not in other["note"]
     # by node penalty: lam = 1 from its own fits, lam = 0 from the hour fits' traces at the same budget
-    for lam, fits in ((1.0, {(q["heuristic"], q["and_rule"]): f["objective"] for q, f in by_lam}),
-                      (0.0, {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[np.asarray(f["trace"])[:, 3]
-                             <= SEEDS, 1].min() for q, f in hour})):
+    for lam, fits in ((1.0, by_lam), (0.0, hour)):
+        keys = {(q["heuristic"], q["and_rule"]): _key_at(f, SEEDS) for q, f in fits}
         row = [x for x in r["ablation_lambda_ranks"] if x["lam"] == lam]
         assert len(row) == 1 and row[0]["budget"] == SEEDS and row[0]["dataset"] == sets[0]
-        assert row[0]["rank"] == 1 + sum(o < fits[literati] - 1e-9 for o in fits.values())
+        assert row[0]["rank"] == _rank(keys, literati)
         assert f"lam = {lam:g}: {row[0]['rank']}" in first["note"]
     assert "by node penalty" not in other["note"]
     # the penalty reading applies only where Literati is surely not first at the hour, which smoke fits never reach
@@ -119,10 +131,15 @@ def test_notebook_shape(tmp_path):
     assert len(ext) == 1 and f"run on to {int(run_on_fit['n_expanded']):,} expansions" in ext[0]
     assert "read for the hour only, which it does not reach" in first["note"]
     # the rank at the long budget is read off the same traces (their first LONG expansions are the LONG fits')
-    fits = {(q["heuristic"], q["and_rule"]): np.asarray(f["trace"])[:, [3, 1]] for q, f in hour}
-    at_long = {v: tr[tr[:, 0] <= LONG, 1].min() for v, tr in fits.items()}
-    assert at_long == {(q["heuristic"], q["and_rule"]): f["objective"] for q, f in written if q["experiment"] == "ablation"}
-    assert ranks[f"{LONG:,}"] == 1 + sum(o < at_long[("cart", "round_robin")] - 1e-9 for o in at_long.values())
+    keys = {(q["heuristic"], q["and_rule"]): _key_at(f, LONG) for q, f in hour}
+    assert keys == {(q["heuristic"], q["and_rule"]): _key_at(f, LONG) for q, f in written if q["experiment"] == "ablation"}
+    assert ranks[f"{LONG:,}"] == _rank(keys, literati)
+    # the row's rank at the hour grid's budget; the rank with ties shared is named where it differs
+    keys = {(q["heuristic"], q["and_rule"]): _key_at(f, HOUR) for q, f in hour}
+    shared = 1 + sum(k[0] < keys[literati][0] for k in keys.values())
+    assert first["ours"] == _rank(keys, literati)
+    assert ("(ties shared: " in first["note"]) == (shared != first["ours"])
+    assert shared == first["ours"] or f"(ties shared: {shared})" in first["note"]
     assert "objective after 60 expansions" in other["note"]
     comp = [row for q, row in rows.items() if q.startswith("compression:")]
     assert len(comp) == 1 and f"{LONG:,} expansions per fit" in comp[0]["note"]

@@ -23,6 +23,7 @@ from treebook.shape.experiments import (
     fit_outcome,
     fit_point,
     outcome,
+    rank_at_budget,
     rank_at_time,
     read_experiments,
     run_training,
@@ -330,28 +331,36 @@ def test_compression_match_on_the_papers_example_and_bad_input():
         compression_match(df.drop(columns="accuracy"), 35)
 
 
-def _incumbent(trace, seconds):
-    """The last incumbent recorded by ``seconds`` (inf before the first)."""
-    seen = [obj for t, obj in trace if t <= seconds]
-    return min(seen) if seen else np.inf
+def _key(trace, seconds):
+    """The last incumbent recorded by ``seconds`` and the time it was first reached (inf, inf before the first)."""
+    seen = [(t, obj) for t, obj in trace if t <= seconds]
+    if not seen:
+        return np.inf, np.inf
+    last = min(obj for _, obj in seen)
+    return last, min(t for t, obj in seen if obj == last)
 
 
 _TRACE = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 5)), min_size=1, max_size=4).map(
     lambda rows: sorted(rows, key=lambda r: r[0]))
 
 
-@given(st.lists(_TRACE, min_size=1, max_size=4), st.integers(1, 7))
-def test_rank_at_time_bounds_every_way_the_short_runs_could_have_gone_on(traces, seconds):
+@given(st.lists(_TRACE, min_size=1, max_size=4), st.integers(1, 7), st.booleans())
+def test_rank_at_time_bounds_every_way_the_short_runs_could_have_gone_on(traces, seconds, break_ties):
     named = {f"v{i}": np.asarray(tr, dtype=float) for i, tr in enumerate(traces)}
-    lo, hi = rank_at_time(named, "v0", seconds)
-    # brute force: a run that ended before ``seconds`` may have gone on to any incumbent no worse than its last
-    # (the values of the traces and one below them all suffice); take the rank in every such continuation
+    lo, hi = rank_at_time(named, "v0", seconds, break_ties=break_ties)
+    # brute force: a run that ended before ``seconds`` may have gone on to any incumbent below its last, reached at
+    # any time after it ended (the values of the traces and one below them all suffice, and half-second times
+    # cover every order against the traces' whole seconds); take the rank in every such continuation
     values = sorted({obj for tr in traces for _, obj in tr} | {-1})
+    times = [h / 2 for h in range(2 * seconds + 1)]
     choices = []
     for tr in traces:
-        last = _incumbent(tr, seconds)
-        choices.append([last] if tr[-1][0] >= seconds else [last] + [v for v in values if v < last])
-    ranks = [1 + sum(o < at[0] for o in at[1:]) for at in itertools.product(*choices)]
+        last, first = _key(tr, seconds)
+        choices.append([(last, first)] + ([] if tr[-1][0] >= seconds else
+                                          [(v, t) for v in values if v < last for t in times if t > tr[-1][0]]))
+    if not break_ties:
+        choices = [[(v, 0) for v, _ in c] for c in choices]
+    ranks = [1 + sum(k < at[0] for k in at[1:]) for at in itertools.product(*choices)]
     assert (lo, hi) == (min(ranks), max(ranks))
 
 
@@ -359,11 +368,22 @@ def test_rank_at_time_on_the_ablation_at_the_hour_and_bad_input():
     hour = 3600.0
     traces = {"literati": [(10, 80), (2000, 70), (3000, 66), (4500, 66)],  # ran past the hour: 66 there
               "impurity": [(10, 90), (1000, 58), (3500, 58)],  # ended before the hour at 58: at most 58
-              "tie": [(10, 70), (3000, 66), (3800, 66)],  # 66 at the hour: ties share the rank
+              "tie": [(10, 70), (3000, 66), (3800, 66)],  # 66 at the hour, reached as soon as Literati
               "slow": [(10, 110), (3300, 104)]}  # ended before the hour at 104: may have gone below 66
     assert rank_at_time(traces, "literati", hour) == (2, 3)
-    assert rank_at_time(traces, "literati", 2500) == (2, 2)  # every run reaches 2500 s: 70 against 58, 70, 110
+    # every run reaches 2500 s: Literati's 70 against 58, 70 (reached at 10 s, sooner than Literati's 2000 s), 110
+    assert rank_at_time(traces, "literati", 2500) == (3, 3)
+    assert rank_at_time(traces, "literati", 2500, break_ties=False) == (2, 2)
     assert rank_at_time(traces, "impurity", hour) == (1, 2)  # only slow, unknown at the hour, may beat 58
+    # a tie goes to the run that first reached the incumbent sooner, unless ties share the rank
+    sooner = {**traces, "tie": [(10, 70), (2900, 66), (3800, 66)]}
+    assert rank_at_time(sooner, "literati", hour) == (3, 4)
+    assert rank_at_time(sooner, "literati", hour, break_ties=False) == (2, 3)
+    assert rank_at_time(sooner, "tie", hour) == (2, 3)
+    # a run that ended before the hour at Literati's incumbent, reached sooner, is surely better; reached later,
+    # it may be
+    assert rank_at_time({**traces, "tie": [(10, 70), (2900, 66), (3100, 66)]}, "literati", hour) == (3, 4)
+    assert rank_at_time({**traces, "tie": [(10, 70), (3050, 66), (3100, 66)]}, "literati", hour) == (2, 4)
     with pytest.raises(ValueError, match="not one of the traces"):
         rank_at_time(traces, "cart", hour)
     with pytest.raises(ValueError, match="must be positive"):
@@ -372,3 +392,15 @@ def test_rank_at_time_on_the_ablation_at_the_hour_and_bad_input():
         rank_at_time({**traces, "tie": [(3000, 66), (10, 70)]}, "literati", hour)
     with pytest.raises(ValueError, match="non-empty"):
         rank_at_time({**traces, "tie": []}, "literati", hour)
+
+
+@given(st.lists(_TRACE, min_size=1, max_size=4), st.integers(1, 7), st.booleans())
+def test_rank_at_budget_ranks_by_incumbent_then_by_the_expansions_to_reach_it(traces, budget, break_ties):
+    named = {f"v{i}": np.asarray(tr, dtype=float) for i, tr in enumerate(traces)}
+    # a trace that ends before the budget keeps its last incumbent (a proved optimum): its key at the budget is
+    # that of its whole trace
+    keys = [_key(tr, budget) for tr in traces]
+    if not break_ties:
+        keys = [(v, 0) for v, _ in keys]
+    assert rank_at_budget(named, "v0", budget, break_ties=break_ties) == 1 + sum(k < keys[0] for k in keys[1:])
+

@@ -56,8 +56,8 @@ from .shapecart import ShapeCARTClassifier
 
 __all__ = ["ABLATION_VARIANTS", "EXPERIMENTS", "POINT_NOTEBOOK", "TRAIN_NOTEBOOK", "available_peers",
            "compression_match", "experiment_points", "fit_outcome", "fit_point", "fold_data", "literati_run",
-           "load_train_sweep", "outcome", "peer_run", "read_experiments", "run_experiments", "run_training",
-           "training_benchmark", "training_points"]
+           "load_train_sweep", "outcome", "peer_run", "rank_at_budget", "rank_at_time", "read_experiments",
+           "run_experiments", "run_training", "training_benchmark", "training_points"]
 
 def available_peers() -> list[str]:
     """Names of the optional peer packages that can be imported here."""
@@ -424,31 +424,63 @@ def compression_match(fits: pd.DataFrame, k1_leaves: int):
     return pick, (int(match.leaves.min()) if len(match) else None)
 
 
-def rank_at_time(traces: dict, target, seconds: float) -> tuple[int, int]:
+def _checked_trace(name, tr) -> np.ndarray:
+    tr = np.asarray(tr, dtype=float)
+    if tr.ndim != 2 or tr.shape[1] != 2 or tr.shape[0] == 0 or not np.isfinite(tr).all():
+        raise ValueError(f"the trace of {name!r} must be a non-empty (seconds, incumbent) array")
+    if np.any(np.diff(tr[:, 0]) < 0):
+        raise ValueError(f"the trace of {name!r} is not in time order")
+    return tr
+
+
+def rank_at_time(traces: dict, target, seconds: float, *, break_ties: bool = True) -> tuple[int, int]:
     """Bounds on the rank of ``target`` among anytime runs by their incumbents at ``seconds`` on their clocks.
 
     ``traces`` maps each run to its trace, rows ``(seconds, incumbent)`` in time order (lower is better).
     A run whose trace reaches ``seconds`` has a known incumbent there, the last one recorded by then; a run
     that ended sooner is known only from above (its last incumbent), since it could have improved had it gone
-    on. Rank 1 is the best, ties share it. Returns ``(lo, hi)``: ``lo`` is 1 plus the number of runs surely
-    better than ``target`` at that time, ``hi`` 1 plus the number of those that may be.
+    on. Rank 1 is the best. Of two runs with the same incumbent, the one that first reached it sooner ranks
+    first when ``break_ties`` (the faster convergence to the same loss); otherwise ties share the rank. Returns
+    ``(lo, hi)``: ``lo`` is 1 plus the number of runs surely better than ``target`` at that time, ``hi`` 1 plus
+    the number of those that may be.
     """
     if target not in traces:
         raise ValueError(f"{target!r} is not one of the traces")
     if not seconds > 0:
         raise ValueError(f"seconds must be positive, got {seconds!r}")
-    bounds = {}
+    keys = {}  # (best, worst) possible (incumbent, time it was first reached) at ``seconds``, compared in order
     for name, tr in traces.items():
-        tr = np.asarray(tr, dtype=float)
-        if tr.ndim != 2 or tr.shape[1] != 2 or tr.shape[0] == 0 or not np.isfinite(tr).all():
-            raise ValueError(f"the trace of {name!r} must be a non-empty (seconds, incumbent) array")
-        if np.any(np.diff(tr[:, 0]) < 0):
-            raise ValueError(f"the trace of {name!r} is not in time order")
-        before = tr[tr[:, 0] <= seconds, 1]
-        upper = before.min() if before.size else np.inf  # no incumbent yet: nothing is known from above
-        bounds[name] = (upper if tr[-1, 0] >= seconds else -np.inf, upper)  # (lowest, highest) possible
-    low, high = bounds[target]
-    others = [b for name, b in bounds.items() if name != target]
-    surely = sum(bool(up < low) for _, up in others)
-    maybe = sum(bool(lo < high) for lo, _ in others)
+        tr = _checked_trace(name, tr)
+        before = tr[tr[:, 0] <= seconds]
+        if before.size:  # its incumbent then, and when it was first reached (rows in time order)
+            upper = float(before[:, 1].min())
+            worst = (upper, float(before[np.argmax(before[:, 1] <= upper), 0]) if break_ties else 0.0)
+        else:  # no incumbent yet: nothing is known from above
+            worst = (np.inf, np.inf if break_ties else 0.0)
+        keys[name] = (worst if tr[-1, 0] >= seconds else (-np.inf, -np.inf), worst)
+    best, worst = keys[target]
+    others = [k for name, k in keys.items() if name != target]
+    surely = sum(w < best for _, w in others)
+    maybe = sum(b < worst for b, _ in others)
     return 1 + surely, 1 + maybe
+
+
+def rank_at_budget(traces: dict, target, budget: float, *, break_ties: bool = True) -> int:
+    """The rank of ``target`` among searches by their incumbents after ``budget`` expansions.
+
+    ``traces`` maps each search to its trace, rows ``(expansions, incumbent)`` in order. Each search ran to
+    ``budget`` or stopped sooner with its last incumbent final (a proved optimum), so every rank is known.
+    Of equal incumbents, the one first reached in fewer expansions ranks first when ``break_ties``; otherwise
+    ties share the rank (as in :func:`rank_at_time`).
+    """
+    if not budget > 0:
+        raise ValueError(f"budget must be positive, got {budget!r}")
+    reached = {}
+    for name, tr in traces.items():
+        tr = _checked_trace(name, tr)
+        if tr[-1, 0] < budget:  # stopped sooner: its last incumbent holds at the budget
+            tr = np.vstack([tr, [budget, tr[-1, 1]]])
+        reached[name] = tr
+    lo, hi = rank_at_time(reached, target, budget, break_ties=break_ties)
+    assert lo == hi, (lo, hi)  # every trace reaches the budget
+    return lo
