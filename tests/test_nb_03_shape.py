@@ -156,6 +156,19 @@ def test_notebook_shape(tmp_path):
         assert all(b <= a + 1e-9 for a, b in zip(trace["upper"], trace["upper"][1:]))
         assert all(lo <= up + 1e-9 for lo, up in zip(trace["lower"], trace["upper"]))
     assert len(r["ablation"]) == 7 * len(sets) and len(r["compression"]) >= 2
+    # section 7b on every ablation data set: two free fits and four restricted to a first root split, each of those
+    # going down that split alone; the scorecard notes give its reading
+    assert set(r["root_attribution"]) == set(sets)
+    for name, table in r["root_attribution"].items():
+        assert len(table) == 6 and sum(row["root_of"] == "free" for row in table) == 2
+        assert all(row["root_actions_taken"] == 1 for row in table if row["root_of"] != "free")
+        free = {row["heuristic"]: row for row in table if row["root_of"] == "free"}
+        for row in table:
+            if row["root_of"] != "free":
+                first = free[row["root_of"]]
+                assert (row["root_feature"], row["root_threshold"]) == (first["root_feature"], first["root_threshold"])
+        note = rows[f"ablation: rank of Literati (lookahead + round-robin) among 7 variants, {name}"]["note"]
+        assert "section 7b at 60 expansions: the free fits went down" in note
     assert any(row["quantity"].startswith("test accuracy") for row in res["scorecard"])
     # the random search ran through the sweep, every configuration succeeded
     assert {row["method"] for row in r["search"]} == {"CART", "ShapeCART", "Literati"}

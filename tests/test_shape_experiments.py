@@ -26,6 +26,7 @@ from treebook.shape.experiments import (
     rank_at_budget,
     rank_at_time,
     read_experiments,
+    root_attribution,
     run_training,
     training_benchmark,
     training_points,
@@ -404,3 +405,27 @@ def test_rank_at_budget_ranks_by_incumbent_then_by_the_expansions_to_reach_it(tr
         keys = [(v, 0) for v, _ in keys]
     assert rank_at_budget(named, "v0", budget, break_ties=break_ties) == 1 + sum(k < keys[0] for k in keys[1:])
 
+
+
+def test_root_attribution_under_a_shared_root_the_rules_prove_the_same_optimum():
+    # a proof under a restricted root does not depend on the OR rule that found it, and the free optimum is no
+    # worse than any restricted one
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=60) > 0.4).astype(int)
+    for depth in (2, 3):
+        df = root_attribution(X, y, 10**6, max_depth=depth, K=2)
+        assert df.proved.all()
+        assert len(df) == 6 and set(df.heuristic) == {"cart", "impurity"}
+        free = df[df.root_of == "free"].set_index("heuristic")
+        restricted = df[df.root_of != "free"]
+        assert free.objective.nunique() == 1 and free.objective.iloc[0] <= restricted.objective.min() + 1e-9
+        for r, g in restricted.groupby("root_of"):
+            assert g.objective.nunique() == 1  # the same optimum under the same root, whichever rule
+            assert (g.root_feature == free.root_feature[r]).all() and (g.root_threshold == free.root_threshold[r]).all()
+            assert (g.root_actions_taken == 1).all() and (g.share_first_root == 1).all()
+        assert ((df.share_first_root > 0) & (df.share_first_root <= 1)).all()
+    # at depth 3 the first root splits are not the optimum's: the free fits leave them and do better
+    assert (free.root_actions_taken > 1).all() and free.objective.iloc[0] < restricted.objective.min()
+    with pytest.raises(ValueError, match="two classes"):
+        root_attribution(X, np.zeros(60), 100, max_depth=2, K=2)

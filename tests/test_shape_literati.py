@@ -303,3 +303,62 @@ def test_the_impurity_rule_is_not_the_primal_rule():
                                  warm_start=0.0).fit(X[:400], y[:400])
         traces[h] = est.trace_[:, [1, 3]].tolist()
     assert traces["impurity"] != traces["primal"]
+
+
+def _restricted_oracle(X, y, D, K, lam, alpha, j, thr):
+    """Best objective with the root restricted to shape functions of feature ``j`` whose first breakpoint is
+    ``thr`` (pieces alternating sides, as the search builds them), or a leaf: brute force."""
+    t = np.unique(X[:, j])
+    t = (t[:-1] + t[1:]) / 2
+    i0 = int(np.flatnonzero(t == thr)[0])
+    best = float(y.size - np.bincount(y).max())
+    for k in range(1, K + 1):
+        for rest in itertools.combinations(range(i0 + 1, t.size), k - 1):
+            bps = t[[i0, *rest]]
+            right = np.searchsorted(bps, X[:, j], side="left") % 2 == 1
+            v = lam + alpha * k
+            for side in (~right, right):
+                v += exhaustive_optimum(X[side], y[side], max_depth=D - 1, max_breakpoints=K, lam=lam, alpha=alpha)
+            best = min(best, v)
+    return best
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_a_restricted_root_gives_the_best_tree_under_that_split(K):
+    rng = np.random.default_rng(11 + K)
+    for _ in range(12):
+        X, y, C = _tiny(rng, n_max=12)
+        j = int(rng.integers(0, X.shape[1]))
+        u = np.unique(X[:, j])
+        if u.size < 2:
+            continue
+        thr = float(rng.choice((u[:-1] + u[1:]) / 2))
+        lam, alpha = float(rng.choice([0.0, 1.0])), float(rng.choice([0.0, 0.5]))
+        s = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=K, lam=lam, alpha=alpha, candidates="all",
+                           similarity=False, root_action=(j, thr)).run(**PROVE)
+        assert s.root.solved
+        assert s.root.upper == pytest.approx(_restricted_oracle(X, y, 2, K, lam, alpha, j, thr), abs=1e-9)
+        assert set(s.root_choices) <= {(j, thr)}
+        spec = s.tree_spec()
+        if spec[0] == "split":
+            assert spec[1] == j and spec[2][0] == thr
+        free = LiteratiSearch(X, y, C, max_depth=2, max_breakpoints=K, lam=lam, alpha=alpha, candidates="all",
+                              similarity=False).run(**PROVE)
+        assert free.root.upper <= s.root.upper + 1e-9
+        # every iteration below an expanded root went down one of the root's actions, and each is counted
+        assert all(n > 0 for n in free.root_choices.values())
+
+
+def test_a_restricted_root_refuses_what_it_cannot_honour():
+    X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="not one of"):
+        LiteratiSearch(X, y, 2, max_depth=2, max_breakpoints=1, candidates="all", similarity=False,
+                       root_action=(0, 0.7)).run(**PROVE)
+    with pytest.raises(ValueError, match="similarity"):
+        LiteratiSearch(X, y, 2, max_depth=2, max_breakpoints=1, candidates="all", root_action=(0, 0.5))
+    with pytest.raises(ValueError, match="max_depth >= 2"):
+        LiteratiSearch(X, y, 2, max_depth=1, max_breakpoints=2, root_action=(0, 0.5))
+    with pytest.raises(ValueError, match="feature index"):
+        LiteratiSearch(X, y, 2, max_depth=2, max_breakpoints=2, root_action=(3, 0.5))
+    with pytest.raises(ValueError, match="feature index"):
+        LiteratiSearch(X, y, 2, max_depth=2, max_breakpoints=2, root_action=(0, np.nan))

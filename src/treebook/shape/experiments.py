@@ -35,6 +35,10 @@ The kinds of fit (``experiment``):
 ``similarity``
     Literati with ``K = 1`` over every midpoint with the similarity bounds and exact depth-2 states switched
     on or off (``similarity``).
+
+:func:`root_attribution` splits a difference between two OR rules of the ablation into the root split each
+takes first and the search below it (fits with the root restricted to one split); :func:`rank_at_budget` and
+:func:`rank_at_time` rank the variants from their traces.
 """
 
 from __future__ import annotations
@@ -51,13 +55,13 @@ from ..memory import peak_rss_mib
 from ..notebooks import notebook_parameters
 from ..sweep import read_runs, run_points
 from ..tree import CARTClassifier
-from .literati import LiteratiClassifier
+from .literati import LiteratiClassifier, LiteratiSearch
 from .shapecart import ShapeCARTClassifier
 
 __all__ = ["ABLATION_VARIANTS", "EXPERIMENTS", "POINT_NOTEBOOK", "TRAIN_NOTEBOOK", "available_peers",
            "compression_match", "experiment_points", "fit_outcome", "fit_point", "fold_data", "literati_run",
            "load_train_sweep", "outcome", "peer_run", "rank_at_budget", "rank_at_time", "read_experiments",
-           "run_experiments", "run_training", "training_benchmark", "training_points"]
+           "root_attribution", "run_experiments", "run_training", "training_benchmark", "training_points"]
 
 def available_peers() -> list[str]:
     """Names of the optional peer packages that can be imported here."""
@@ -484,3 +488,55 @@ def rank_at_budget(traces: dict, target, budget: float, *, break_ties: bool = Tr
     lo, hi = rank_at_time(reached, target, budget, break_ties=break_ties)
     assert lo == hi, (lo, hi)  # every trace reaches the budget
     return lo
+
+
+def root_attribution(X, y, expansions: int, *, heuristics=("cart", "impurity"), max_depth: int = 6, K: int = 3,
+                     lam: float = 0.0, and_rule: str = "round_robin", progress=None) -> pd.DataFrame:
+    """Split a difference between OR rules of the ablation into the root split each takes first and the search
+    below it.
+
+    Each rule in ``heuristics`` is fitted as in the ablation (``candidates="cart"``, no warm start,
+    ``expansions`` expanded states), once free and once with its root restricted to the first root split of
+    each rule (``LiteratiSearch(root_action=...)``); a free fit that never left its first root split is that
+    restricted fit already (the search below the root does not see the root's other actions), so it is not
+    run twice. One row per fit: ``heuristic``, ``root_of`` (the rule whose first root split the fit is
+    restricted to, ``"free"`` for none), ``root_feature``, ``root_threshold`` (the first root split the fit
+    took), ``objective``, ``proved``, ``expansions_to_objective`` (when the incumbent first reached it),
+    ``root_actions_taken`` (the distinct root splits the iterations went down) and ``share_first_root`` (the
+    share of the iterations that went down the first). ``progress``: a callable given a message before each
+    fit.
+    """
+    X = np.ascontiguousarray(X, dtype=float)
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    if classes.size < 2:
+        raise ValueError("root_attribution needs at least two classes")
+    opts = dict(max_depth=int(max_depth), max_breakpoints=int(K), lam=float(lam), alpha=0.0, candidates="cart",
+                and_rule=and_rule, random_state=0)
+
+    def fit(h, root=None):
+        if progress is not None:
+            progress(f"{h}, root {'free' if root is None else root}")
+        search = LiteratiSearch(X, codes, classes.size, heuristic=h, root_action=root, **opts)
+        search.run(time_limit=None, max_expansions=int(expansions))
+        if not search.root_choices:
+            raise ValueError(f"the {h} search never went below the root (solved at once, or a budget of "
+                             f"{expansions} too small)")
+        return search
+
+    def row(h, root_of, sr):
+        tr = np.asarray(sr.trace, dtype=float)
+        first = next(iter(sr.root_choices))
+        return dict(heuristic=h, root_of=root_of, root_feature=first[0], root_threshold=first[1],
+                    objective=float(sr.root.upper), proved=bool(sr.root.solved),
+                    expansions_to_objective=int(tr[np.argmax(tr[:, 1] <= sr.root.upper + 1e-9), 3]),
+                    root_actions_taken=len(sr.root_choices),
+                    share_first_root=sr.root_choices[first] / sum(sr.root_choices.values()))
+
+    free = {h: fit(h) for h in heuristics}
+    first = {h: next(iter(sr.root_choices)) for h, sr in free.items()}
+    rows = [row(h, "free", sr) for h, sr in free.items()]
+    for h in heuristics:
+        for r in heuristics:
+            stayed = first[r] == first[h] and len(free[h].root_choices) == 1
+            rows.append(row(h, r, free[h] if stayed else fit(h, first[r])))
+    return pd.DataFrame(rows)

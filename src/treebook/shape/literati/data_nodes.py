@@ -206,9 +206,19 @@ class DataNodes:
             node.queue.refresh(self.split_cost, node.actions)
             return
         if not feats:
+            if node.level == 0 and self.root_action is not None:
+                raise ValueError(f"root_action {self.root_action!r}: the root has no candidate splits")
             node.queue = ActionQueue.empty()
             return
         feats, cands, bounds, uppers, ginis = (np.concatenate(a) for a in (feats, cands, bounds, uppers, ginis))
+        if node.level == 0 and self.root_action is not None:
+            j, thr = self.root_action
+            keep = np.flatnonzero(feats == j)
+            keep = keep[node.candidates[j][cands[keep]] == thr]
+            if keep.size == 0:
+                raise ValueError(f"root_action {self.root_action!r}: the threshold is not one of feature {j}'s "
+                                 f"candidates at the root ({node.candidates[j].tolist()})")
+            feats, cands, bounds, uppers, ginis = (a[keep] for a in (feats, cands, bounds, uppers, ginis))
         # the best single split first (the first incumbent), then by the children's weighted Gini impurity
         order = np.argsort(ginis, kind="stable")
         first = int(np.argmin(uppers))

@@ -45,11 +45,16 @@ class LiteratiSearch(DataNodes, ShapeNodes):
     ``batch`` is the number of pending actions a state materialises at a time (a depth-3 state of the
     similarity search, whose actions' children are depth-2 states solved on creation, takes
     :data:`BATCH_DEPTH3`).
+
+    A diagnostic: ``root_action=(feature, threshold)`` lets the root open only shape functions of ``feature``
+    whose first breakpoint is ``threshold`` (one of the root's candidates), so the search finds the best tree
+    under that root split; it needs the search without similarity bounds. :attr:`root_choices` counts, per
+    root action ``(feature, first threshold)`` in the order first taken, the iterations that went down it.
     """
 
     def __init__(self, X, y, n_classes, *, max_depth=3, max_breakpoints=3, lam=0.0, alpha=0.0,
                  candidates="cart", cart_leaves=DEFAULT_CART_LEAVES, heuristic="cart", and_rule="round_robin",
-                 exact_depth1=True, similarity=True, cache_size=10_000, batch=8, random_state=0):
+                 exact_depth1=True, similarity=True, cache_size=10_000, batch=8, random_state=0, root_action=None):
         if heuristic not in HEURISTICS:
             raise ValueError(f"heuristic must be one of {HEURISTICS}; got {heuristic!r}")
         if and_rule not in AND_RULES:
@@ -75,6 +80,19 @@ class LiteratiSearch(DataNodes, ShapeNodes):
         self.batch = int(batch)
         self.batch_depth3 = BATCH_DEPTH3
         self.random_state = int(random_state)
+        if root_action is not None:
+            if self.similarity:
+                raise ValueError("root_action needs the search without similarity bounds (similarity=False, "
+                                 "or max_breakpoints > 1, or candidates='cart')")
+            j, thr = root_action
+            if not (0 <= int(j) < self.X.shape[1]) or not np.isfinite(thr):
+                raise ValueError(f"root_action must be (feature index, finite threshold); got {root_action!r}")
+            root_action = (int(j), float(thr))
+            if self.max_depth < 2 and self.exact_depth1:
+                raise ValueError("root_action needs max_depth >= 2 (a depth-1 root is solved on creation by the "
+                                 "exact programme; or exact_depth1=False)")
+        self.root_action = root_action
+        self.root_choices: dict = {}
         self.cache: OrderedDict = OrderedDict()
         # the results of the exact depth-2 solver, (value, tree) per sample set: far smaller than a state, so
         # DEPTH2_CACHE_FACTOR times as many are kept (a sample set recurs when two splits are taken in either order)
@@ -225,6 +243,9 @@ class LiteratiSearch(DataNodes, ShapeNodes):
                 nxt = self._select_shape(node)
             if nxt is None:
                 break
+            if node is root:
+                key = (nxt.feature, float(nxt.thresholds[0]))
+                self.root_choices[key] = self.root_choices.get(key, 0) + 1
             node = nxt
         for nd in reversed(path):
             if isinstance(nd, DataState):
@@ -237,6 +258,8 @@ class LiteratiSearch(DataNodes, ShapeNodes):
         if spec[0] == "leaf" or node.solved:
             return
         _, j, thr, _, left, right = spec
+        if node is self.root and self.root_action is not None and self.root_action != (j, float(thr[0])):
+            return  # the root is restricted to another split
         if not node.expanded:
             self._expand_data(node)
         t = node.candidates[j]
