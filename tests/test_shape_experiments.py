@@ -103,14 +103,15 @@ def test_the_long_ablation_grid_is_the_paper_profiles_ablation_at_a_larger_budge
 
 
 def test_the_hour_ablation_grid_is_the_long_grid_at_an_hour_of_cpu_per_variant():
-    # page's and rice's seven fits of the long grid with only the budget changed: the states an hour of CPU buys,
-    # estimated from the committed 300,000-expansion fits' CPU seconds and rounded up to the next 50,000
+    # page's, rice's and fault's seven fits of the long grid with only the budget changed: the states an hour of CPU
+    # buys, estimated from the committed 300,000-expansion fits' CPU seconds and rounded up to the next 50,000
     long = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-long.yml")["points"]
     grid = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
-    hour, run_on = grid[:14], grid[14:]
-    assert [q["dataset"] for q in hour] == ["page"] * 7 + ["rice"] * 7
-    assert [{**q, "expansions": 0} for q in hour] == [{**q, "expansions": 0} for q in long[:14]]
-    fits = read_experiments(ROOT / "results" / "sweeps" / "03-ablation-long", long[:14])
+    hour, run_on = grid[:21], grid[21:]
+    assert [q["dataset"] for q in hour] == ["page"] * 7 + ["rice"] * 7 + ["fault"] * 7
+    assert [{**q, "expansions": 0} for q in hour] == [{**q, "expansions": 0} for q in long[:21]]
+    fits = read_experiments(ROOT / "results" / "sweeps" / "03-ablation-long", long[:21])
+    assert set(fits.dataset) == {"page", "rice", "fault"}
     for name, g in fits.groupby("dataset"):
         per_hour = 3600 / g.cpu_seconds.mean() * 300_000
         budget = {q["expansions"] for q in hour if q["dataset"] == name}
