@@ -127,6 +127,19 @@ def test_the_hour_ablation_grid_is_the_long_grid_at_an_hour_of_cpu_per_variant()
         "notebooks/sweeps/03-ablation-hour.yml")
 
 
+def test_the_root_hour_grid_repeats_the_hour_fits_of_literati_and_impurity():
+    # section 7b at the hour: for rice then page, Literati's and impurity's round-robin fits of the hour grid,
+    # each at the largest budget that grid gives it (the one run on past the hour where there is one)
+    hour = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
+    grid = load_grid(ROOT / "notebooks" / "sweeps" / "03-root-hour.yml")["points"]
+    want = []
+    for name in ("rice", "page"):
+        for h in ("cart", "impurity"):
+            same = [q for q in hour if q["dataset"] == name and q["heuristic"] == h and q["and_rule"] == "round_robin"]
+            want.append(max(same, key=lambda q: q["expansions"]))
+    assert grid == want
+
+
 def test_the_seeds_ablation_grid_is_rices_hour_grid_on_the_other_fold_seeds():
     hour = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
     seeds = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-seeds.yml")["points"]
@@ -168,6 +181,23 @@ def test_a_fit_is_the_same_twice_and_within_its_budget():
     assert tr.shape[1] == 4 and np.all(np.diff(tr[:, 1]) <= 1e-9) and np.all(tr[:, 2] <= tr[:, 1] + 1e-9)
     assert a["objective"] == tr[-1, 1] and a["errors"] == round((1 - a["accuracy"]) * a["n"])
     assert a["seconds"] > 0 and a["cpu_seconds"] > 0
+
+
+def test_a_fit_records_the_root_splits_its_search_went_down():
+    # rows (feature, first threshold, iterations, states expanded when first taken), in the order first taken
+    fit = fit_point("ablation", "raisin", 4, 200, K=3, warm_start=0.0)
+    rc = fit["root_choices"]
+    assert rc, "the root was expanded, so the iterations after it went down some root split"
+    firsts = [r[3] for r in rc]
+    assert firsts[0] == 1  # the first iteration below the root starts after the root's own expansion
+    assert firsts == sorted(firsts) and len(set(firsts)) == len(firsts)
+    assert all(r[2] > 0 for r in rc) and sum(r[2] for r in rc) <= fit["n_expanded"] - 1
+    assert len({(r[0], r[1]) for r in rc}) == len(rc)
+    # with a warm start (here 50 of the 200 states) the K = 1 search's iterations are not counted, and the
+    # states expanded when a split was first taken include the warm start's, as the trace counts them
+    warm = fit_point("ablation", "raisin", 4, 200, K=3, warm_start=0.25)
+    assert warm["root_choices"][0][3] > 50
+    assert sum(r[2] for r in warm["root_choices"]) <= warm["n_expanded"] - warm["root_choices"][0][3]
 
 
 def test_k1_and_similarity_fits_search_every_midpoint_with_one_breakpoint():

@@ -281,7 +281,8 @@ def fit_point(experiment: str, dataset: str, depth: int, expansions: int, *, fol
     The result: ``objective``, ``errors`` (training), ``accuracy`` (training), ``lower_bound``, ``proved``,
     ``n_leaves``, ``n_expanded``, ``seconds`` and ``cpu_seconds`` (the fit's wall and process time on this
     machine, after a throwaway fit on a few rows has loaded the compiled kernels), ``n`` (training rows)
-    and ``trace`` (rows ``seconds, upper, lower, expansions``); for ``k1`` with ConTree also ``contree``,
+    ``trace`` (rows ``seconds, upper, lower, expansions``) and ``root_choices`` (the estimator's
+    ``root_choices_``: the root splits the search went down); for ``k1`` with ConTree also ``contree``,
     ``contree_proved``, ``contree_seconds`` and ``contree_cpu_seconds``. ``k1`` and ``similarity`` fits
     search every midpoint with ``K = 1`` whatever ``K`` and ``candidates`` say.
     """
@@ -307,7 +308,8 @@ def fit_point(experiment: str, dataset: str, depth: int, expansions: int, *, fol
            "accuracy": float(est.score(X, y)), "lower_bound": float(est.lower_bound_),
            "proved": bool(est.proved_optimal_), "n_leaves": int(est.tree_.n_leaves),
            "n_expanded": int(est.n_expanded_), "seconds": wall, "cpu_seconds": cpu,
-           "trace": np.asarray(est.trace_, dtype=float).tolist()}
+           "trace": np.asarray(est.trace_, dtype=float).tolist(),
+           "root_choices": [list(r) for r in est.root_choices_]}
     if experiment == "k1" and contree_time_limit > 0 and importlib.util.find_spec("pycontree") is not None:
         cpu0 = time.process_time()
         r = peer_run("ConTree", X, y, max_depth=int(depth), time_limit=float(contree_time_limit))

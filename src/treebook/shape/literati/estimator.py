@@ -102,7 +102,10 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
     Attributes
     ----------
     tree_, objective_, lower_bound_, proved_optimal_, trace_ (array of rows ``time, upper, lower,
-    expansions``), n_expanded_, fit_time_, interrupted_, train_errors_, classes_, n_features_in_.
+    expansions``), n_expanded_, fit_time_, interrupted_, train_errors_, classes_, n_features_in_,
+    root_choices_ (the root splits the search's iterations went down, in the order first taken: rows
+    ``feature, first threshold, iterations, states expanded when first taken``; the warm start's are not
+    counted).
     """
 
     _parameter_constraints: dict = {
@@ -213,6 +216,8 @@ class LiteratiClassifier(ClassifierMixin, BaseTree):
         self.n_expanded_ = int(spent_expansions + search.n_expanded)
         self.fit_time_ = float(search.elapsed)
         self.interrupted_ = bool(search.interrupted)
+        self.root_choices_ = [(int(j), float(t), int(n), int(search.root_first_taken[(j, t)]))
+                              for (j, t), n in search.root_choices.items()]
         self.train_errors_ = int(np.sum(self.predict(X) != y))
         return self
 

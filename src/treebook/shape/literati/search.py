@@ -49,7 +49,8 @@ class LiteratiSearch(DataNodes, ShapeNodes):
     A diagnostic: ``root_action=(feature, threshold)`` lets the root open only shape functions of ``feature``
     whose first breakpoint is ``threshold`` (one of the root's candidates), so the search finds the best tree
     under that root split; it needs the search without similarity bounds. :attr:`root_choices` counts, per
-    root action ``(feature, first threshold)`` in the order first taken, the iterations that went down it.
+    root action ``(feature, first threshold)`` in the order first taken, the iterations that went down it, and
+    :attr:`root_first_taken` gives the states expanded (as the trace counts them) when each was first taken.
     """
 
     def __init__(self, X, y, n_classes, *, max_depth=3, max_breakpoints=3, lam=0.0, alpha=0.0,
@@ -93,6 +94,8 @@ class LiteratiSearch(DataNodes, ShapeNodes):
                                  "exact programme; or exact_depth1=False)")
         self.root_action = root_action
         self.root_choices: dict = {}
+        self.root_first_taken: dict = {}
+        self._expansion_offset = 0
         self.cache: OrderedDict = OrderedDict()
         # the results of the exact depth-2 solver, (value, tree) per sample set: far smaller than a state, so
         # DEPTH2_CACHE_FACTOR times as many are kept (a sample set recurs when two splits are taken in either order)
@@ -182,6 +185,7 @@ class LiteratiSearch(DataNodes, ShapeNodes):
         start already spent).
         """
         t0 = time.perf_counter() - time_offset
+        self._expansion_offset = int(expansion_offset)
         limit = INF if time_limit is None else float(time_limit)
         n = self.X.shape[0]
         self.root = root = self._make_data(np.arange(n), self.max_depth, 0)
@@ -245,6 +249,8 @@ class LiteratiSearch(DataNodes, ShapeNodes):
                 break
             if node is root:
                 key = (nxt.feature, float(nxt.thresholds[0]))
+                if key not in self.root_choices:
+                    self.root_first_taken[key] = self._expansion_offset + self.n_expanded
                 self.root_choices[key] = self.root_choices.get(key, 0) + 1
             node = nxt
         for nd in reversed(path):
