@@ -83,11 +83,16 @@ def test_notebook_shape(tmp_path):
     assert run_on_fit["n_expanded"] > shorter_run_on["n_expanded"]
     for i in range(2):
         (tmp_path / "hour-run-on" / "runs" / f"p{i}").rename(tmp_path / "hour" / "runs" / f"run-on-{i}")
+    # section 7b at the hour: the lookahead's and impurity's hour fits repeated, recording their root splits
+    root_points = [q for q, _ in hour if q["heuristic"] in ("cart", "impurity") and q["and_rule"] == "round_robin"]
+    (tmp_path / "03-root-hour.yml").write_text(json.dumps({"points": root_points}))
+    root_fits = _write_fits(tmp_path / "root-hour", root_points)
     executed, res = run_notebook("03-shape-trees", profile="smoke", output_dir=tmp_path, parameters={
         "ablation_long": str(tmp_path / "long"), "compression_long": str(tmp_path / "long"), "long_expansions": LONG,
         "ablation_hour": str(tmp_path / "hour"), "ablation_hour_grid": str(tmp_path / "03-ablation-hour.yml"),
         "ablation_seeds": str(tmp_path / "seeds"), "ablation_seeds_grid": str(tmp_path / "03-ablation-seeds.yml"),
-        "ablation_lambda": str(tmp_path / "lams"), "ablation_lambda_grid": str(tmp_path / "03-ablation-lambda.yml")})
+        "ablation_lambda": str(tmp_path / "lams"), "ablation_lambda_grid": str(tmp_path / "03-ablation-lambda.yml"),
+        "root_hour": str(tmp_path / "root-hour"), "root_hour_grid": str(tmp_path / "03-root-hour.yml")})
     r = res["results"]
     # the longer fits: the first ablation data set (all seven finished at both longer budgets) is read from the
     # longest, the hour-per-variant fits, and the compression path from the long ones; the other ablation data
@@ -124,6 +129,15 @@ def test_notebook_shape(tmp_path):
         assert row[0]["rank"] == _rank(keys, literati)
         assert f"lam = {lam:g}: {row[0]['rank']}" in first["note"]
     assert "by node penalty" not in other["note"]
+    # the root splits at the hour: one row per repeated fit, its trace the hour fit's, its shares from its record
+    assert len(r["root_hour"]) == 2 and all(x["same_as_hour_fit"] for x in r["root_hour"])
+    for (q, fit), x in zip(root_fits, r["root_hour"]):
+        rc = fit["root_choices"]
+        assert x["dataset"] == sets[0] and x["root_splits_taken"] == len(rc) and x["expansions"] == fit["n_expanded"]
+        assert x["share_first_root"] == rc[0][2] / sum(c[2] for c in rc)
+        assert x["first_left_after"] == (rc[1][3] if len(rc) > 1 else None)
+    assert "at the hour (notebooks/sweeps/03-root-hour.yml): Literati" in first["note"]
+    assert "03-root-hour" not in other["note"]
     # the penalty reading applies only where Literati is surely not first at the hour, which smoke fits never reach
     assert "gives no node penalty" not in first["note"] and first["verdict"] != "differs: protocol"
     # the fit run on past the budget: it repeats the shorter fit (the notebook asserts it) and is named in the note

@@ -138,6 +138,10 @@ def test_the_root_hour_grid_repeats_the_hour_fits_of_literati_and_impurity():
             same = [q for q in hour if q["dataset"] == name and q["heuristic"] == h and q["and_rule"] == "round_robin"]
             want.append(max(same, key=lambda q: q["expansions"]))
     assert grid == want
+    p = read_yaml(ROOT / "notebooks" / "params" / "paper.yml")["03-shape-trees"]
+    assert p["root_hour"] == "results/sweeps/03-root-hour"
+    assert ast.literal_eval(notebook_parameters("03-shape-trees")["root_hour_grid"]) == (
+        "notebooks/sweeps/03-root-hour.yml")
 
 
 def test_the_seeds_ablation_grid_is_rices_hour_grid_on_the_other_fold_seeds():
