@@ -107,15 +107,19 @@ def test_the_hour_ablation_grid_is_the_long_grid_at_an_hour_of_cpu_per_variant()
     # buys, estimated from the committed 300,000-expansion fits' CPU seconds and rounded up to the next 50,000
     long = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-long.yml")["points"]
     grid = load_grid(ROOT / "notebooks" / "sweeps" / "03-ablation-hour.yml")["points"]
-    hour, run_on = grid[:21], grid[21:]
-    assert [q["dataset"] for q in hour] == ["page"] * 7 + ["rice"] * 7 + ["fault"] * 7
-    assert [{**q, "expansions": 0} for q in hour] == [{**q, "expansions": 0} for q in long[:21]]
+    # fault: only Literati's fit, which proved the optimum that every variant had reached at 300,000 expansions
+    hour, run_on = grid[:15], grid[15:]
+    assert [q["dataset"] for q in hour] == ["page"] * 7 + ["rice"] * 7 + ["fault"]
+    assert [{**q, "expansions": 0} for q in hour] == [{**q, "expansions": 0} for q in long[:15]]
+    assert (hour[14]["heuristic"], hour[14]["and_rule"]) == ("cart", "round_robin")
     fits = read_experiments(ROOT / "results" / "sweeps" / "03-ablation-long", long[:21])
     assert set(fits.dataset) == {"page", "rice", "fault"}
     for name, g in fits.groupby("dataset"):
         per_hour = 3600 / g.cpu_seconds.mean() * 300_000
         budget = {q["expansions"] for q in hour if q["dataset"] == name}
         assert budget == {int(np.ceil(per_hour / 50_000) * 50_000)}, (name, per_hour, budget)
+    fault = read_experiments(ROOT / "results" / "sweeps" / "03-ablation-hour", hour[14:15]).iloc[0]
+    assert fault.proved and all(fits[fits.dataset == "fault"].objective == fault.objective)
     # after them, fits run on past their data set's budget (read for the rank at the hour only): each is one of
     # the fourteen with a larger budget
     for q in run_on:
@@ -380,14 +384,19 @@ _TRACE = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 5)), min_size=1, m
     lambda rows: sorted(rows, key=lambda r: r[0]))
 
 
-@given(st.lists(_TRACE, min_size=1, max_size=4), st.integers(1, 7), st.booleans())
-def test_rank_at_time_bounds_every_way_the_short_runs_could_have_gone_on(traces, seconds, break_ties):
+@given(st.lists(_TRACE, min_size=1, max_size=4), st.integers(1, 7), st.booleans(), st.booleans())
+def test_rank_at_time_bounds_every_way_the_short_runs_could_have_gone_on(traces, seconds, break_ties, proved):
     named = {f"v{i}": np.asarray(tr, dtype=float) for i, tr in enumerate(traces)}
-    lo, hi = rank_at_time(named, "v0", seconds, break_ties=break_ties)
-    # brute force: a run that ended before ``seconds`` may have gone on to any incumbent below its last, reached at
-    # any time after it ended (the values of the traces and one below them all suffice, and half-second times
-    # cover every order against the traces' whole seconds); take the rank in every such continuation
+    # with ``proved``, the least incumbent of all the traces is a proved optimum: no run can go below it
+    optimum = float(min(obj for tr in traces for _, obj in tr)) if proved else None
+    lo, hi = rank_at_time(named, "v0", seconds, break_ties=break_ties, optimum=optimum)
+    # brute force: a run that ended before ``seconds`` may have gone on to any incumbent below its last (and not
+    # below the optimum), reached at any time after it ended (the values of the traces and one below them all
+    # suffice, and half-second times cover every order against the traces' whole seconds); take the rank in
+    # every such continuation
     values = sorted({obj for tr in traces for _, obj in tr} | {-1})
+    if optimum is not None:
+        values = [v for v in values if v >= optimum]
     times = [h / 2 for h in range(2 * seconds + 1)]
     choices = []
     for tr in traces:
@@ -428,6 +437,21 @@ def test_rank_at_time_on_the_ablation_at_the_hour_and_bad_input():
         rank_at_time({**traces, "tie": [(3000, 66), (10, 70)]}, "literati", hour)
     with pytest.raises(ValueError, match="non-empty"):
         rank_at_time({**traces, "tie": []}, "literati", hour)
+    # a proved optimum of 58: impurity ended before the hour at it, so it is final there and surely ahead of
+    # Literati; slow may still have reached anything down to 58, but only after impurity did
+    assert rank_at_time(traces, "literati", hour, optimum=58.0) == (2, 3)
+    assert rank_at_time(traces, "impurity", hour, optimum=58.0) == (1, 1)
+    # Literati's own fit ended before the hour at the optimum: its rank is known, the runs that reached it
+    # sooner are ahead (fault's reading: every variant ends at the proved optimum, so speed decides)
+    at_opt = {"literati": [(10, 70), (1500, 66), (1700, 66)], "a": [(10, 70), (900, 66), (1000, 66)],
+              "b": [(10, 80), (1600, 66), (1800, 66)], "c": [(10, 90), (2000, 70)]}
+    assert rank_at_time(at_opt, "literati", hour) == (1, 4)
+    # a ended at 66 sooner; c ended at 2000 s, after Literati reached 66, so it cannot beat it; b reached it later
+    assert rank_at_time(at_opt, "literati", hour, optimum=66.0) == (2, 2)
+    with pytest.raises(ValueError, match="below the proved optimum"):
+        rank_at_time(traces, "literati", hour, optimum=60.0)
+    with pytest.raises(ValueError, match="finite"):
+        rank_at_time(traces, "literati", hour, optimum=float("nan"))
 
 
 @given(st.lists(_TRACE, min_size=1, max_size=4), st.integers(1, 7), st.booleans())

@@ -439,31 +439,44 @@ def _checked_trace(name, tr) -> np.ndarray:
     return tr
 
 
-def rank_at_time(traces: dict, target, seconds: float, *, break_ties: bool = True) -> tuple[int, int]:
+def rank_at_time(traces: dict, target, seconds: float, *, break_ties: bool = True,
+                 optimum: float | None = None) -> tuple[int, int]:
     """Bounds on the rank of ``target`` among anytime runs by their incumbents at ``seconds`` on their clocks.
 
     ``traces`` maps each run to its trace, rows ``(seconds, incumbent)`` in time order (lower is better).
     A run whose trace reaches ``seconds`` has a known incumbent there, the last one recorded by then; a run
     that ended sooner is known only from above (its last incumbent), since it could have improved had it gone
-    on. Rank 1 is the best. Of two runs with the same incumbent, the one that first reached it sooner ranks
-    first when ``break_ties`` (the faster convergence to the same loss); otherwise ties share the rank. Returns
-    ``(lo, hi)``: ``lo`` is 1 plus the number of runs surely better than ``target`` at that time, ``hi`` 1 plus
-    the number of those that may be.
+    on, unless its last incumbent is ``optimum``, a proved optimum of the problem all the runs solve (no run
+    goes below it, so that incumbent is final). Rank 1 is the best. Of two runs with the same incumbent, the
+    one that first reached it sooner ranks first when ``break_ties`` (the faster convergence to the same loss);
+    otherwise ties share the rank. Returns ``(lo, hi)``: ``lo`` is 1 plus the number of runs surely better than
+    ``target`` at that time, ``hi`` 1 plus the number of those that may be.
     """
     if target not in traces:
         raise ValueError(f"{target!r} is not one of the traces")
     if not seconds > 0:
         raise ValueError(f"seconds must be positive, got {seconds!r}")
+    if optimum is not None and not np.isfinite(optimum):
+        raise ValueError(f"optimum must be finite or None, got {optimum!r}")
     keys = {}  # (best, worst) possible (incumbent, time it was first reached) at ``seconds``, compared in order
     for name, tr in traces.items():
         tr = _checked_trace(name, tr)
+        if optimum is not None and tr[:, 1].min() < optimum - 1e-9:
+            raise ValueError(f"the trace of {name!r} goes below the proved optimum {optimum!r}")
+        final = optimum is not None and tr[:, 1].min() <= optimum + 1e-9  # at the optimum: it cannot improve
         before = tr[tr[:, 0] <= seconds]
         if before.size:  # its incumbent then, and when it was first reached (rows in time order)
             upper = float(before[:, 1].min())
             worst = (upper, float(before[np.argmax(before[:, 1] <= upper), 0]) if break_ties else 0.0)
         else:  # no incumbent yet: nothing is known from above
             worst = (np.inf, np.inf if break_ties else 0.0)
-        keys[name] = (worst if tr[-1, 0] >= seconds else (-np.inf, -np.inf), worst)
+        if tr[-1, 0] >= seconds or final:
+            best = worst
+        elif optimum is not None:  # at best it went on to the optimum, reached after it ended (strictly)
+            best = (float(optimum), float(np.nextafter(tr[-1, 0], np.inf)) if break_ties else 0.0)
+        else:
+            best = (-np.inf, -np.inf)
+        keys[name] = (best, worst)
     best, worst = keys[target]
     others = [k for name, k in keys.items() if name != target]
     surely = sum(w < best for _, w in others)
