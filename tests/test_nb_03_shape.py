@@ -133,6 +133,7 @@ def test_notebook_shape(tmp_path):
     assert len(r["root_hour"]) == 2 and all(x["same_as_hour_fit"] for x in r["root_hour"])
     for (q, fit), x in zip(root_fits, r["root_hour"]):
         rc = fit["root_choices"]
+        assert x["rule"] == {"cart": "the lookahead", "impurity": "impurity"}[q["heuristic"]]
         assert x["dataset"] == sets[0] and x["root_splits_taken"] == len(rc) and x["expansions"] == fit["n_expanded"]
         assert x["share_first_root"] == rc[0][2] / sum(c[2] for c in rc)
         assert x["first_left_after"] == (rc[1][3] if len(rc) > 1 else None)
