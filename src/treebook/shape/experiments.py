@@ -280,7 +280,7 @@ def fit_point(experiment: str, dataset: str, depth: int, expansions: int, *, fol
 
     The result: ``objective``, ``errors`` (training), ``accuracy`` (training), ``lower_bound``, ``proved``,
     ``n_leaves``, ``n_expanded``, ``seconds`` and ``cpu_seconds`` (the fit's wall and process time on this
-    machine, after a throwaway fit on a few rows has loaded the compiled kernels), ``n`` (training rows)
+    machine, after a throwaway fit on a few rows has loaded the compiled kernels), ``n`` (training rows),
     ``trace`` (rows ``seconds, upper, lower, expansions``) and ``root_choices`` (the estimator's
     ``root_choices_``: the root splits the search went down); for ``k1`` with ConTree also ``contree``,
     ``contree_proved``, ``contree_seconds`` and ``contree_cpu_seconds``. ``k1`` and ``similarity`` fits
